@@ -1,0 +1,156 @@
+package dev.jfrctx.internal;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.nio.ByteBuffer;
+
+/**
+ * The link to the jfrctx agent's natives. <b>Not API</b>: internal to the jfrctx facade and subject
+ * to change without notice.
+ *
+ * <p>At class initialisation this looks up {@code dev.jfrctx.agent.Natives} in the bootstrap class
+ * loader, where the agent defines it at VMInit. When the class is absent (no agent loaded) or does
+ * not have the expected methods, the link is <em>not live</em> and every method here is a cheap
+ * no-op. A live link degrades to not live, permanently, the first time a native call throws: the
+ * failure is reported once on {@code System.err} (prefix {@code jfrctx: }) and never propagated
+ * into the application.
+ */
+public final class AgentLink {
+
+    private static final String NATIVES = "dev.jfrctx.agent.Natives";
+
+    private static final MethodHandle INTERN;
+    private static final MethodHandle REGISTER;
+    private static final MethodHandle RELEASE;
+
+    /**
+     * Whether the agent may still be called. Written once (true → false) on the first failure. Plain
+     * on purpose: a thread that sees the change late makes one more call, which is harmless.
+     */
+    private static boolean live;
+
+    private static boolean reported;
+
+    static {
+        MethodHandle intern = null;
+        MethodHandle register = null;
+        MethodHandle release = null;
+        Class<?> natives = null;
+        try {
+            natives = Class.forName(NATIVES, true, null);
+        } catch (Throwable absent) {
+            // No agent: the facade is a no-op. Not worth a message.
+        }
+        if (natives != null) {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+                intern = lookup.findStatic(natives, "intern",
+                        MethodType.methodType(long.class, String[].class, long[].class));
+                register = lookup.findStatic(natives, "register",
+                        MethodType.methodType(ByteBuffer.class, long.class, int.class));
+                release = lookup.findStatic(natives, "release",
+                        MethodType.methodType(void.class, long.class));
+            } catch (Throwable t) {
+                intern = register = release = null;
+                report("looking up " + NATIVES, t);
+            }
+        }
+        INTERN = intern;
+        REGISTER = register;
+        RELEASE = release;
+        live = release != null;
+    }
+
+    private AgentLink() {
+    }
+
+    /**
+     * Returns whether the agent is present and has not failed.
+     *
+     * @return true when native calls are made
+     */
+    public static boolean isLive() {
+        return live;
+    }
+
+    /**
+     * Interns a context map ({@code Natives.intern}).
+     *
+     * @param kv {@code [k0, v0, k1, v1, ...]} sorted by key, unique keys
+     * @param released ids whose reference is dropped, or null
+     * @return the id (≥ 1), or 0 when the link is not live or the call failed
+     */
+    static long intern(String[] kv, long[] released) {
+        if (!live) {
+            return 0;
+        }
+        try {
+            long id = (long) INTERN.invokeExact(kv, released);
+            return id > 0 ? id : 0;
+        } catch (Throwable t) {
+            fail("Natives.intern", t);
+            return 0;
+        }
+    }
+
+    /**
+     * Allocates the calling thread's ring ({@code Natives.register}).
+     *
+     * @param javaThreadId the calling thread's Java thread id
+     * @param capacity entries, 0 for the agent's default
+     * @return the ring, or null when the link is not live, the agent is stopped or the call failed
+     */
+    static ByteBuffer register(long javaThreadId, int capacity) {
+        if (!live) {
+            return null;
+        }
+        try {
+            return (ByteBuffer) REGISTER.invokeExact(javaThreadId, capacity);
+        } catch (Throwable t) {
+            fail("Natives.register", t);
+            return null;
+        }
+    }
+
+    /**
+     * Hands a ring back to the agent ({@code Natives.release}); a no-op when not live.
+     *
+     * @param handle the ring's handle
+     */
+    static void release(long handle) {
+        if (!live) {
+            return;
+        }
+        try {
+            RELEASE.invokeExact(handle);
+        } catch (Throwable t) {
+            fail("Natives.release", t);
+        }
+    }
+
+    /**
+     * Degrades to not live and reports the cause once.
+     *
+     * @param what the failed operation
+     * @param t the cause
+     */
+    static void fail(String what, Throwable t) {
+        live = false;
+        report(what, t);
+    }
+
+    private static void report(String what, Throwable t) {
+        synchronized (AgentLink.class) {
+            if (reported) {
+                return;
+            }
+            reported = true;
+        }
+        try {
+            System.err.println("jfrctx: " + what + " failed (" + t + "); context recording disabled");
+        } catch (Throwable ignored) {
+            // Nothing more can be done.
+        }
+    }
+}

@@ -1,0 +1,40 @@
+package dev.jfrctx.internal;
+
+import java.util.Map;
+
+/**
+ * Read-back of the current thread's context, for jfrctx's own tests. <b>Not API</b>: the JEP's
+ * API deliberately offers no way to read values back; applications must not use this class.
+ */
+public final class Introspection {
+
+    private Introspection() {
+    }
+
+    /**
+     * Returns a copy of the context installed on the calling thread.
+     *
+     * @return a new map sorted by key, empty when no context is installed
+     */
+    public static Map<String, String> currentEntries() {
+        return ThreadState.current().context().toSortedMap();
+    }
+
+    /**
+     * Returns the agent id of the context installed on the calling thread.
+     *
+     * @return the id, 0 when empty or without agent
+     */
+    public static long currentId() {
+        return ThreadState.current().context().id();
+    }
+
+    /**
+     * Returns whether the agent link is live.
+     *
+     * @return true when the agent is present and has not failed
+     */
+    public static boolean agentLive() {
+        return AgentLink.isLive();
+    }
+}

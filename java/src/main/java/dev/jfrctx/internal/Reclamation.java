@@ -1,0 +1,80 @@
+package dev.jfrctx.internal;
+
+import java.lang.ref.Cleaner;
+
+/**
+ * Tells the agent when facade objects it backs have become unreachable. <b>Not API</b>.
+ *
+ * <p>Context ids are queued by a {@link Cleaner} action and handed to the agent in the
+ * {@code released} argument of the next {@code Natives.intern} call, so reclaiming costs no JNI
+ * call of its own. Rings are handed back with {@code Natives.release} from the Cleaner's thread.
+ * The Cleaner (and its thread) is created only when the agent is live.
+ */
+final class Reclamation {
+
+    private static final ReleasedIds RELEASED = new ReleasedIds();
+
+    private Reclamation() {
+    }
+
+    /** Lazily created, so that no Cleaner thread starts without an agent. */
+    private static final class Holder {
+        static final Cleaner CLEANER = Cleaner.create();
+    }
+
+    /** Cleaner action for a context id. Must not reference the ContextData. */
+    private static final class ReleaseContext implements Runnable {
+        private final long id;
+
+        ReleaseContext(long id) {
+            this.id = id;
+        }
+
+        @Override
+        public void run() {
+            RELEASED.add(id);
+        }
+    }
+
+    /** Cleaner action for a ring. Must not reference the ThreadLog or its buffer. */
+    private static final class ReleaseRing implements Runnable {
+        private final long handle;
+
+        ReleaseRing(long handle) {
+            this.handle = handle;
+        }
+
+        @Override
+        public void run() {
+            AgentLink.release(handle);
+        }
+    }
+
+    /**
+     * Queues {@code id} for release once {@code data} is unreachable. If that cannot be arranged,
+     * the link degrades and the id is never released.
+     */
+    static void releaseContextWhenUnreachable(ContextData data, long id) {
+        register(data, new ReleaseContext(id));
+    }
+
+    /**
+     * Releases the ring {@code handle} once {@code log} is unreachable. If that cannot be arranged,
+     * the link degrades and the ring is never released.
+     */
+    static void releaseRingWhenUnreachable(ThreadLog log, long handle) {
+        register(log, new ReleaseRing(handle));
+    }
+
+    private static void register(Object watched, Runnable action) {
+        try {
+            Holder.CLEANER.register(watched, action);
+        } catch (Throwable t) { // e.g. the Cleaner's thread could not start
+            AgentLink.fail("registering a Cleaner", t);
+        }
+    }
+
+    static long[] drainReleasedContexts() {
+        return RELEASED.drain();
+    }
+}

@@ -1,0 +1,94 @@
+package dev.jfrctx.agent;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * A Java stand-in for the agent's natives, same signatures. {@code AgentModeTest} puts only this
+ * class on a child JVM's boot class path (where the real agent defines its own), so that the facade
+ * runs its live-agent path against it. On an ordinary class path it is invisible to the facade,
+ * which looks in the bootstrap loader only.
+ */
+public final class Natives {
+
+    /** Entries in each fake ring. */
+    public static final int CAPACITY = 16;
+
+    /** Every {@code kv} passed to {@link #intern}, in call order. */
+    public static final List<String[]> INTERNED = Collections.synchronizedList(new ArrayList<>());
+    /** Every non-null {@code released} id passed to {@link #intern}. */
+    public static final List<Long> RELEASED_IDS = Collections.synchronizedList(new ArrayList<>());
+    /** Every ring handed out by {@link #register}, in call order. */
+    public static final List<ByteBuffer> RINGS = Collections.synchronizedList(new ArrayList<>());
+    /** Every thread id passed to {@link #register}. */
+    public static final List<Long> REGISTERED_THREADS = Collections.synchronizedList(new ArrayList<>());
+    /** Every handle passed to {@link #release}. */
+    public static final List<Long> RELEASED_HANDLES = Collections.synchronizedList(new ArrayList<>());
+    /** When set, {@link #intern} throws. */
+    public static volatile boolean failIntern;
+
+    private Natives() {
+    }
+
+    /**
+     * Records the call; ids are 1, 2, 3, ... in call order.
+     *
+     * @param kv the map
+     * @param released ids released, or null
+     * @return the new id
+     */
+    public static long intern(String[] kv, long[] released) {
+        if (failIntern) {
+            throw new IllegalStateException("fake intern failure");
+        }
+        if (released != null) {
+            for (long id : released) {
+                RELEASED_IDS.add(id);
+            }
+        }
+        synchronized (INTERNED) {
+            INTERNED.add(kv.clone());
+            return INTERNED.size();
+        }
+    }
+
+    /**
+     * Allocates a ring of {@link #CAPACITY} entries; handles are 1000, 1001, ... in call order.
+     *
+     * @param javaThreadId the caller's thread id
+     * @param capacity requested capacity (ignored)
+     * @return the ring
+     */
+    public static ByteBuffer register(long javaThreadId, int capacity) {
+        ByteBuffer ring = ByteBuffer.allocateDirect(64 + 16 * CAPACITY).order(ByteOrder.nativeOrder());
+        synchronized (RINGS) {
+            ring.putLong(24, CAPACITY);
+            ring.putLong(32, javaThreadId);
+            ring.putLong(40, 1000 + RINGS.size());
+            RINGS.add(ring);
+            REGISTERED_THREADS.add(javaThreadId);
+        }
+        return ring;
+    }
+
+    /**
+     * Records the call.
+     *
+     * @param handle the ring handle
+     */
+    public static void release(long handle) {
+        RELEASED_HANDLES.add(handle);
+    }
+
+    /**
+     * Not used by the facade.
+     *
+     * @param batch ignored
+     * @param length ignored
+     */
+    public static void deliver(ByteBuffer batch, int length) {
+    }
+}

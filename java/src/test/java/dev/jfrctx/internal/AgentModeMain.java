@@ -1,0 +1,162 @@
+package dev.jfrctx.internal;
+
+import dev.jfrctx.RecordingContext;
+import dev.jfrctx.RecordingContextKey;
+import dev.jfrctx.agent.Natives;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+
+/**
+ * Runs in a child JVM whose boot class path holds the fake {@link Natives}: checks the facade's
+ * live-agent path (interning, rings, reclamation, degradation). Exits non-zero on the first failed
+ * check. Started by {@link AgentModeTest}.
+ */
+public final class AgentModeMain {
+
+    private static final RecordingContextKey K = RecordingContextKey.forName("k");
+    private static final RecordingContextKey J = RecordingContextKey.forName("j");
+
+    private AgentModeMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        check(Natives.class.getClassLoader() == null, "fake Natives is in the bootstrap loader");
+        check(AgentLink.isLive(), "agent link is live");
+        RecordingContext.Snapshot kept = interningAndTransitions();
+        outOfOrderCloseWritesNothing();
+        long otherThread = otherThreadGetsItsOwnRing();
+        reclamation(otherThread);
+        check(!Natives.RELEASED_IDS.contains(1L), "id 1 is still held by a snapshot");
+        degradation();
+        java.lang.ref.Reference.reachabilityFence(kept);
+        System.out.println("agent-mode OK");
+    }
+
+    @SuppressWarnings("deprecation")
+    private static RecordingContext.Snapshot interningAndTransitions() {
+        RecordingContext c1 = RecordingContext.where(K, "1").build();
+        equal(1, Natives.INTERNED.size(), "one intern for the first map");
+        check(Arrays.equals(new String[] {"k", "1"}, Natives.INTERNED.get(0)), "kv of the first map");
+        equal(1, Natives.RINGS.size(), "one register for the first install");
+        equal(Thread.currentThread().getId(), Natives.REGISTERED_THREADS.get(0), "register's thread id");
+        equal(1, Introspection.currentId(), "id of the first map");
+        RecordingContext c2 = RecordingContext.where(K, "1").where(J, "2").build();
+        check(Arrays.equals(new String[] {"j", "2", "k", "1"}, Natives.INTERNED.get(1)), "kv sorted by key");
+        RecordingContext c3 = RecordingContext.where(J, "2").build();
+        equal(2, Natives.INTERNED.size(), "no intern when the map does not change");
+        c3.close();
+        c2.close();
+        RecordingContext.Snapshot snapshot = RecordingContext.snapshot();
+        c1.close();
+        try (RecordingContext.Activation activation = snapshot.activate()) {
+            equal(1, Introspection.currentId(), "activated id");
+        }
+        RecordingContext.runWithSnapshot(() -> equal(1, Introspection.currentId(), "id in task"), snapshot);
+        equal(2, Natives.INTERNED.size(), "switching existing contexts never interns");
+        equal(1, Natives.RINGS.size(), "one ring per thread");
+        ByteBuffer ring = Natives.RINGS.get(0);
+        long[] expected = {1, 2, 2, 2, 1, 0, 1, 0, 1, 0};
+        equal(2L * expected.length, ring.getLong(0), "head");
+        equal(0, ring.getLong(16), "current");
+        long previousTime = Long.MIN_VALUE;
+        for (int i = 0; i < expected.length; i++) {
+            equal(expected[i], ring.getLong(64 + 16 * i + 8), "context of entry " + i);
+            long time = ring.getLong(64 + 16 * i);
+            check(time >= previousTime, "entry times do not go backwards");
+            previousTime = time;
+        }
+        return snapshot;
+    }
+
+    private static void outOfOrderCloseWritesNothing() {
+        ByteBuffer ring = Natives.RINGS.get(0);
+        RecordingContext outer = RecordingContext.where(K, "outer").build();
+        RecordingContext inner = RecordingContext.where(J, "inner").build();
+        long head = ring.getLong(0);
+        try {
+            outer.close();
+            check(false, "out-of-order close throws");
+        } catch (IllegalStateException expected) {
+            equal(head, ring.getLong(0), "a rejected close writes no transition");
+        }
+        inner.close();
+        outer.close();
+        equal(0, ring.getLong(16), "current after closing");
+    }
+
+    private static long otherThreadGetsItsOwnRing() throws InterruptedException {
+        Thread thread = new Thread(() -> {
+            try (RecordingContext ctx = RecordingContext.where(K, "other").build()) {
+                equal(Natives.INTERNED.size(), Introspection.currentId(), "other thread's id");
+            }
+        }, "other");
+        thread.start();
+        thread.join();
+        equal(2, Natives.RINGS.size(), "a second thread registers its own ring");
+        @SuppressWarnings("deprecation")
+        long id = thread.getId();
+        equal(id, Natives.REGISTERED_THREADS.get(1), "second register's thread id");
+        ByteBuffer ring = Natives.RINGS.get(1);
+        equal(4, ring.getLong(0), "other ring's head");
+        return ring.getLong(64 + 8);
+    }
+
+    private static void reclamation(long otherThreadsId) throws InterruptedException {
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        for (int i = 0; ; i++) {
+            System.gc();
+            Thread.sleep(20);
+            try (RecordingContext probe = RecordingContext.where(K, "probe" + i).build()) {
+                // each new map interns once and hands over what the Cleaner queued so far
+            }
+            if (Natives.RELEASED_IDS.contains(2L) && Natives.RELEASED_IDS.contains(otherThreadsId)
+                    && Natives.RELEASED_HANDLES.contains(1001L)) {
+                break;
+            }
+            check(System.nanoTime() < deadline, "released ids " + Natives.RELEASED_IDS + " and handles "
+                    + Natives.RELEASED_HANDLES + " should include ids 2, " + otherThreadsId + " and handle 1001");
+        }
+        check(!Natives.RELEASED_HANDLES.contains(1000L), "this thread's ring is not released while it lives");
+    }
+
+    private static void degradation() {
+        ByteBuffer ring = Natives.RINGS.get(0);
+        PrintStream original = System.err;
+        ByteArrayOutputStream captured = new ByteArrayOutputStream();
+        System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+        int interned = Natives.INTERNED.size();
+        try {
+            Natives.failIntern = true;
+            try (RecordingContext ctx = RecordingContext.where(K, "failing").build()) {
+                equal(0, Introspection.currentId(), "a failed intern gives id 0");
+                check(K.isBound(), "the context is still installed");
+            }
+            Natives.failIntern = false;
+            check(!AgentLink.isLive(), "a failed native call degrades the link");
+            long head = ring.getLong(0);
+            try (RecordingContext ctx = RecordingContext.where(K, "after").build()) {
+                equal(0, Introspection.currentId(), "no interning after degrading");
+            }
+            equal(interned, Natives.INTERNED.size(), "no intern call after degrading");
+            equal(head + 4, ring.getLong(0), "an open ring keeps being written after degrading");
+        } finally {
+            System.setErr(original);
+        }
+        String err = captured.toString(StandardCharsets.UTF_8);
+        check(err.startsWith("jfrctx: Natives.intern failed") && err.indexOf('\n') == err.length() - 1,
+                "exactly one line reports the failure, got: " + err);
+    }
+
+    private static void equal(long expected, long actual, String what) {
+        check(expected == actual, what + ": expected " + expected + ", got " + actual);
+    }
+
+    private static void check(boolean ok, String what) {
+        if (!ok) {
+            throw new AssertionError(what);
+        }
+    }
+}

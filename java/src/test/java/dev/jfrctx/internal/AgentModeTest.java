@@ -1,0 +1,59 @@
+package dev.jfrctx.internal;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import java.io.File;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.Test;
+
+/**
+ * Runs {@link AgentModeMain} in a child JVM (same {@code java.home}) with only the fake
+ * {@code dev.jfrctx.agent.Natives} on its boot class path, as the agent would define it. The child
+ * must succeed and print nothing on stderr (no JVM warnings either).
+ */
+public class AgentModeTest {
+
+    @Test
+    public void liveAgentPathAgainstFakeNatives() throws Exception {
+        Path boot = Files.createTempDirectory("jfrctx-fake-agent");
+        Path natives = boot.resolve("dev/jfrctx/agent/Natives.class");
+        Files.createDirectories(natives.getParent());
+        try (InputStream in = AgentModeTest.class.getResourceAsStream("/dev/jfrctx/agent/Natives.class")) {
+            Files.copy(in, natives);
+        }
+        String classPath = location(AgentLink.class) + File.pathSeparator + location(AgentModeMain.class);
+        List<String> command = new ArrayList<>();
+        command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
+        command.add("-Xshare:off"); // CDS would warn about the appended boot class path
+        command.add("-Xbootclasspath/a:" + boot);
+        command.add("-cp");
+        command.add(classPath);
+        command.add(AgentModeMain.class.getName());
+        Path out = boot.resolve("stdout.txt");
+        Path err = boot.resolve("stderr.txt");
+        Process child = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
+        assertTrue("child JVM timed out", child.waitFor(120, TimeUnit.SECONDS));
+        String stdout = new String(Files.readAllBytes(out), StandardCharsets.UTF_8);
+        String stderr = new String(Files.readAllBytes(err), StandardCharsets.UTF_8);
+        String report = String.join(" ", command) + "\n--- stdout\n" + stdout + "--- stderr\n" + stderr;
+        assertEquals(report, 0, child.exitValue());
+        assertEquals(report, "agent-mode OK", stdout.trim());
+        assertEquals(report, "", stderr);
+        for (Path p : new Path[] {out, err, natives, natives.getParent(), natives.getParent().getParent(),
+                natives.getParent().getParent().getParent(), boot}) {
+            Files.delete(p);
+        }
+    }
+
+    private static String location(Class<?> type) throws Exception {
+        return Paths.get(type.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+    }
+}
