@@ -1,1 +1,624 @@
-//! (in progress)
+//! Decoder (and, for tests, encoder) of the bridge's batch byte format; see ARCHITECTURE.md
+//! "Batch format". Little-endian records, each starting with a one-byte tag:
+//! 1 string, 2 sample, 3 calibration, 4 stream end.
+//!
+//! The string table lives in the [`Decoder`] across batches: ids are dense and valid for the
+//! agent's lifetime.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::clock::Bracket;
+use crate::model::{Frame, RawSample, ThreadInfo};
+
+pub const TAG_STRING: u8 = 1;
+pub const TAG_SAMPLE: u8 = 2;
+pub const TAG_CALIBRATION: u8 = 3;
+pub const TAG_STREAM_END: u8 = 4;
+
+const FLAG_VIRTUAL: u8 = 1;
+const FLAG_TRUNCATED: u8 = 2;
+
+/// One decoded record. String records only feed the table and are not returned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Record {
+    Sample(RawSample),
+    Calibration(Bracket),
+    /// The stream ended; empty message for a normal end, else the bridge's error text.
+    StreamEnd(String),
+}
+
+/// A malformed batch. `offset` is the byte offset within the batch: of the record for
+/// truncation and unknown tags, of the offending field otherwise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchError {
+    Truncated {
+        offset: usize,
+        record: &'static str,
+    },
+    UnknownTag {
+        offset: usize,
+        tag: u8,
+    },
+    StringIdOutOfRange {
+        offset: usize,
+        id: u32,
+        known: usize,
+    },
+    NonDenseStringId {
+        offset: usize,
+        id: u32,
+        expected: usize,
+    },
+    BadUtf8 {
+        offset: usize,
+        id: u32,
+    },
+}
+
+impl fmt::Display for BatchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BatchError::Truncated { offset, record } => {
+                write!(f, "batch truncated in {record} record at offset {offset}")
+            }
+            BatchError::UnknownTag { offset, tag } => {
+                write!(f, "batch has unknown record tag {tag} at offset {offset}")
+            }
+            BatchError::StringIdOutOfRange { offset, id, known } => write!(
+                f,
+                "batch uses string id {id} at offset {offset}, but only {known} strings are known"
+            ),
+            BatchError::NonDenseStringId {
+                offset,
+                id,
+                expected,
+            } => write!(
+                f,
+                "batch defines string id {id} at offset {offset}, expected the next id {expected}"
+            ),
+            BatchError::BadUtf8 { offset, id } => {
+                write!(f, "batch string {id} at offset {offset} is not valid UTF-8")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BatchError {}
+
+/// Decodes batches, keeping the string table across them.
+#[derive(Debug, Default)]
+pub struct Decoder {
+    strings: Vec<Arc<str>>,
+}
+
+impl Decoder {
+    pub fn new() -> Self {
+        Decoder::default()
+    }
+
+    /// Strings known so far.
+    pub fn strings(&self) -> usize {
+        self.strings.len()
+    }
+
+    /// Decodes every record of `bytes` into `out`. On error, the records decoded before the bad
+    /// one stay in `out` (and strings defined before it stay in the table).
+    pub fn decode(&mut self, bytes: &[u8], out: &mut Vec<Record>) -> Result<(), BatchError> {
+        let mut r = Reader { bytes, pos: 0 };
+        while r.pos < bytes.len() {
+            let start = r.pos;
+            let tag = bytes[start];
+            r.pos += 1;
+            match tag {
+                TAG_STRING => self.string(&mut r, start)?,
+                TAG_SAMPLE => out.push(Record::Sample(self.sample(&mut r, start)?)),
+                TAG_CALIBRATION => {
+                    let trunc = truncated(start, "calibration");
+                    let ticks = r.i64().ok_or_else(trunc)?;
+                    let before_ns = r.i64().ok_or_else(trunc)?;
+                    let after_ns = r.i64().ok_or_else(trunc)?;
+                    out.push(Record::Calibration(Bracket {
+                        ticks,
+                        before_ns,
+                        after_ns,
+                    }));
+                }
+                TAG_STREAM_END => {
+                    let trunc = truncated(start, "stream end");
+                    let at = r.pos;
+                    let id = r.u32().ok_or_else(trunc)?;
+                    out.push(Record::StreamEnd(self.lookup(id, at)?.to_string()));
+                }
+                _ => return Err(BatchError::UnknownTag { offset: start, tag }),
+            }
+        }
+        Ok(())
+    }
+
+    fn string(&mut self, r: &mut Reader<'_>, start: usize) -> Result<(), BatchError> {
+        let trunc = truncated(start, "string");
+        let id_at = r.pos;
+        let id = r.u32().ok_or_else(trunc)?;
+        let len = r.u32().ok_or_else(trunc)?;
+        let text_at = r.pos;
+        let raw = r.take(len as usize).ok_or_else(trunc)?;
+        if id as usize != self.strings.len() {
+            return Err(BatchError::NonDenseStringId {
+                offset: id_at,
+                id,
+                expected: self.strings.len(),
+            });
+        }
+        let text = std::str::from_utf8(raw).map_err(|_| BatchError::BadUtf8 {
+            offset: text_at,
+            id,
+        })?;
+        self.strings.push(Arc::from(text));
+        Ok(())
+    }
+
+    fn sample(&self, r: &mut Reader<'_>, start: usize) -> Result<RawSample, BatchError> {
+        let trunc = truncated(start, "sample");
+        let event_at = r.pos;
+        let event = self.lookup(r.u32().ok_or_else(trunc)?, event_at)?;
+        let start_ticks = r.i64().ok_or_else(trunc)?;
+        let duration_ticks = r.i64().ok_or_else(trunc)?;
+        let java_thread_id = r.i64().ok_or_else(trunc)?;
+        let name_at = r.pos;
+        let thread_name = self.lookup(r.u32().ok_or_else(trunc)?, name_at)?;
+        let flags = r.u8().ok_or_else(trunc)?;
+        let weight = r.i64().ok_or_else(trunc)?;
+        let count = r.u16().ok_or_else(trunc)? as usize;
+        if r.remaining() < count * 8 {
+            return Err(trunc());
+        }
+        let mut frames = Vec::with_capacity(count);
+        for _ in 0..count {
+            let method_at = r.pos;
+            let method = r.u32().ok_or_else(trunc)?;
+            let line = r.i32().ok_or_else(trunc)?;
+            frames.push(Frame {
+                method: self.lookup(method, method_at)?,
+                line,
+            });
+        }
+        Ok(RawSample {
+            event,
+            start_ticks,
+            duration_ticks,
+            thread: ThreadInfo {
+                id: u64::try_from(java_thread_id).ok(),
+                name: thread_name,
+                is_virtual: flags & FLAG_VIRTUAL != 0,
+            },
+            weight,
+            frames,
+            truncated: flags & FLAG_TRUNCATED != 0,
+        })
+    }
+
+    fn lookup(&self, id: u32, offset: usize) -> Result<Arc<str>, BatchError> {
+        self.strings
+            .get(id as usize)
+            .cloned()
+            .ok_or(BatchError::StringIdOutOfRange {
+                offset,
+                id,
+                known: self.strings.len(),
+            })
+    }
+}
+
+fn truncated(offset: usize, record: &'static str) -> impl Fn() -> BatchError + Copy {
+    move || BatchError::Truncated { offset, record }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let end = self.pos.checked_add(n)?;
+        let s = self.bytes.get(self.pos..end)?;
+        self.pos = end;
+        Some(s)
+    }
+
+    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
+        self.take(N).and_then(|s| s.try_into().ok())
+    }
+
+    fn u8(&mut self) -> Option<u8> {
+        self.array::<1>().map(|a| a[0])
+    }
+    fn u16(&mut self) -> Option<u16> {
+        self.array().map(u16::from_le_bytes)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        self.array().map(u32::from_le_bytes)
+    }
+    fn i32(&mut self) -> Option<i32> {
+        self.array().map(i32::from_le_bytes)
+    }
+    fn i64(&mut self) -> Option<i64> {
+        self.array().map(i64::from_le_bytes)
+    }
+}
+
+/// Produces the batch format exactly as the bridge does, string interning included; for tests
+/// here and elsewhere. Interning persists across [`Encoder::take`], like the bridge's table.
+#[derive(Debug, Default)]
+pub struct Encoder {
+    buf: Vec<u8>,
+    ids: HashMap<Arc<str>, u32>,
+}
+
+impl Encoder {
+    pub fn new() -> Self {
+        Encoder::default()
+    }
+
+    /// The id of `s`, emitting a string record first if it is new.
+    pub fn string(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = u32::try_from(self.ids.len()).unwrap_or(u32::MAX);
+        self.ids.insert(Arc::from(s), id);
+        let len = u32::try_from(s.len()).unwrap_or(u32::MAX);
+        self.buf.push(TAG_STRING);
+        self.buf.extend_from_slice(&id.to_le_bytes());
+        self.buf.extend_from_slice(&len.to_le_bytes());
+        self.buf.extend_from_slice(&s.as_bytes()[..len as usize]);
+        id
+    }
+
+    /// A sample record. A thread without id is written as -1; more than 65535 frames are cut
+    /// to 65535 and flagged truncated.
+    pub fn sample(&mut self, s: &RawSample) {
+        let event = self.string(&s.event);
+        let name = self.string(&s.thread.name);
+        let frames = &s.frames[..s.frames.len().min(u16::MAX as usize)];
+        let methods: Vec<u32> = frames.iter().map(|f| self.string(&f.method)).collect();
+        let mut flags = 0;
+        if s.thread.is_virtual {
+            flags |= FLAG_VIRTUAL;
+        }
+        if s.truncated || frames.len() < s.frames.len() {
+            flags |= FLAG_TRUNCATED;
+        }
+        let tid = s
+            .thread
+            .id
+            .map_or(-1, |id| i64::try_from(id).unwrap_or(i64::MAX));
+        self.buf.push(TAG_SAMPLE);
+        self.buf.extend_from_slice(&event.to_le_bytes());
+        self.buf.extend_from_slice(&s.start_ticks.to_le_bytes());
+        self.buf.extend_from_slice(&s.duration_ticks.to_le_bytes());
+        self.buf.extend_from_slice(&tid.to_le_bytes());
+        self.buf.extend_from_slice(&name.to_le_bytes());
+        self.buf.push(flags);
+        self.buf.extend_from_slice(&s.weight.to_le_bytes());
+        self.buf
+            .extend_from_slice(&(frames.len() as u16).to_le_bytes());
+        for (f, m) in frames.iter().zip(methods) {
+            self.buf.extend_from_slice(&m.to_le_bytes());
+            self.buf.extend_from_slice(&f.line.to_le_bytes());
+        }
+    }
+
+    pub fn calibration(&mut self, b: Bracket) {
+        self.buf.push(TAG_CALIBRATION);
+        self.buf.extend_from_slice(&b.ticks.to_le_bytes());
+        self.buf.extend_from_slice(&b.before_ns.to_le_bytes());
+        self.buf.extend_from_slice(&b.after_ns.to_le_bytes());
+    }
+
+    /// A stream-end record; empty `message` for a normal end.
+    pub fn stream_end(&mut self, message: &str) {
+        let id = self.string(message);
+        self.buf.push(TAG_STREAM_END);
+        self.buf.extend_from_slice(&id.to_le_bytes());
+    }
+
+    /// Appends raw bytes (for tests of malformed input).
+    pub fn raw(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// The batch built so far.
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// Returns the batch built so far and starts a new one (the string table is kept).
+    pub fn take(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(method: &str, line: i32) -> Frame {
+        Frame {
+            method: Arc::from(method),
+            line,
+        }
+    }
+
+    fn sample(tid: Option<u64>, ticks: i64) -> RawSample {
+        RawSample {
+            event: Arc::from("jdk.ExecutionSample"),
+            start_ticks: ticks,
+            duration_ticks: 0,
+            thread: ThreadInfo {
+                id: tid,
+                name: Arc::from("main"),
+                is_virtual: false,
+            },
+            weight: 0,
+            frames: vec![frame("a.B.c", 10), frame("a.B.main", -1)],
+            truncated: false,
+        }
+    }
+
+    fn decode_all(d: &mut Decoder, bytes: &[u8]) -> (Vec<Record>, Result<(), BatchError>) {
+        let mut out = Vec::new();
+        let r = d.decode(bytes, &mut out);
+        (out, r)
+    }
+
+    #[test]
+    fn round_trip_every_record() {
+        let mut e = Encoder::new();
+        let mut s1 = sample(Some(1), 100);
+        s1.thread.is_virtual = true;
+        s1.truncated = true;
+        s1.weight = 4096;
+        s1.duration_ticks = 55;
+        s1.event = Arc::from("jdk.ObjectAllocationSample");
+        let s2 = sample(None, -5);
+        let mut s3 = sample(Some(u64::from(u32::MAX) + 9), 7);
+        s3.frames.clear();
+        s3.thread.name = Arc::from("wörker \"x\"");
+        let b = Bracket {
+            ticks: 1,
+            before_ns: -2,
+            after_ns: i64::MAX,
+        };
+        e.sample(&s1);
+        e.calibration(b);
+        e.sample(&s2);
+        e.sample(&s3);
+        e.stream_end("");
+        e.stream_end("boom");
+        let (out, r) = decode_all(&mut Decoder::new(), e.bytes());
+        r.unwrap();
+        assert_eq!(
+            out,
+            vec![
+                Record::Sample(s1),
+                Record::Calibration(b),
+                Record::Sample(s2),
+                Record::Sample(s3),
+                Record::StreamEnd(String::new()),
+                Record::StreamEnd("boom".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn strings_are_interned_once_and_kept_across_batches() {
+        let mut e = Encoder::new();
+        let mut d = Decoder::new();
+        e.sample(&sample(Some(1), 1));
+        let first = e.take();
+        e.sample(&sample(Some(2), 2));
+        let second = e.take();
+        // The second batch has no string records: it is one sample record.
+        assert_eq!(second[0], TAG_SAMPLE);
+        assert_eq!(second.len(), 1 + 4 + 8 * 3 + 4 + 1 + 8 + 2 + 2 * 8);
+        let (out1, r1) = decode_all(&mut d, &first);
+        r1.unwrap();
+        let (out2, r2) = decode_all(&mut d, &second);
+        r2.unwrap();
+        assert_eq!(d.strings(), 4);
+        assert_eq!(out1, vec![Record::Sample(sample(Some(1), 1))]);
+        assert_eq!(out2, vec![Record::Sample(sample(Some(2), 2))]);
+        // A fresh decoder has not seen the strings.
+        let (_, r) = decode_all(&mut Decoder::new(), &second);
+        assert_eq!(
+            r.unwrap_err(),
+            BatchError::StringIdOutOfRange {
+                offset: 1,
+                id: 0,
+                known: 0
+            }
+        );
+    }
+
+    #[test]
+    fn exact_layout_of_a_string_and_calibration() {
+        let mut e = Encoder::new();
+        assert_eq!(e.string("ab"), 0);
+        assert_eq!(e.string("ab"), 0);
+        e.calibration(Bracket {
+            ticks: 0x0102,
+            before_ns: 3,
+            after_ns: -1,
+        });
+        let mut want = vec![
+            1, 0, 0, 0, 0, 2, 0, 0, 0, b'a', b'b', 3, 2, 1, 0, 0, 0, 0, 0, 0,
+        ];
+        want.extend_from_slice(&[3, 0, 0, 0, 0, 0, 0, 0]);
+        want.extend_from_slice(&[0xff; 8]);
+        assert_eq!(e.bytes(), &want[..]);
+    }
+
+    #[test]
+    fn negative_thread_ids_mean_none() {
+        let mut e = Encoder::new();
+        e.sample(&sample(None, 1));
+        let bytes = e.take();
+        let (out, r) = decode_all(&mut Decoder::new(), &bytes);
+        r.unwrap();
+        match &out[0] {
+            Record::Sample(s) => assert_eq!(s.thread.id, None),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn truncation_anywhere_is_an_error_and_keeps_earlier_records() {
+        let mut e = Encoder::new();
+        e.sample(&sample(Some(3), 3));
+        e.calibration(Bracket {
+            ticks: 1,
+            before_ns: 1,
+            after_ns: 2,
+        });
+        // Strings are interned now: the rest is one sample record, then one calibration.
+        let prefix = e.bytes().len();
+        e.sample(&sample(Some(4), 4));
+        let middle = e.bytes().len();
+        e.calibration(Bracket {
+            ticks: 2,
+            before_ns: 1,
+            after_ns: 2,
+        });
+        let full = e.take();
+        for cut in (prefix + 1..middle).chain(middle + 1..full.len()) {
+            let (out, r) = decode_all(&mut Decoder::new(), &full[..cut]);
+            let err = r.unwrap_err();
+            let (want_at, want_kind, want_len) = if cut < middle {
+                (prefix, "sample", 2)
+            } else {
+                (middle, "calibration", 3)
+            };
+            assert_eq!(
+                err,
+                BatchError::Truncated {
+                    offset: want_at,
+                    record: want_kind
+                },
+                "cut {cut}"
+            );
+            assert_eq!(out.len(), want_len, "cut {cut}");
+        }
+        let (_, r) = decode_all(&mut Decoder::new(), &full[..middle + 3]);
+        assert_eq!(
+            r.unwrap_err().to_string(),
+            format!("batch truncated in calibration record at offset {middle}")
+        );
+        let (_, r) = decode_all(&mut Decoder::new(), &[TAG_STRING, 0, 0]);
+        assert_eq!(
+            r.unwrap_err().to_string(),
+            "batch truncated in string record at offset 0"
+        );
+    }
+
+    #[test]
+    fn frame_count_beyond_the_batch_is_truncation() {
+        let mut e = Encoder::new();
+        e.sample(&sample(Some(1), 1));
+        let mut bytes = e.take();
+        let n = bytes.len();
+        // frames count sits before the two frames (16 bytes)
+        bytes[n - 18..n - 16].copy_from_slice(&u16::MAX.to_le_bytes());
+        let (_, r) = decode_all(&mut Decoder::new(), &bytes);
+        assert!(matches!(
+            r.unwrap_err(),
+            BatchError::Truncated {
+                record: "sample",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn unknown_tag() {
+        let mut e = Encoder::new();
+        e.stream_end("");
+        let at = e.bytes().len();
+        e.raw(&[9, 0, 0]);
+        let (out, r) = decode_all(&mut Decoder::new(), e.bytes());
+        assert_eq!(out, vec![Record::StreamEnd(String::new())]);
+        let err = r.unwrap_err();
+        assert_eq!(err, BatchError::UnknownTag { offset: at, tag: 9 });
+        assert_eq!(
+            err.to_string(),
+            format!("batch has unknown record tag 9 at offset {at}")
+        );
+    }
+
+    #[test]
+    fn string_id_out_of_range() {
+        let mut e = Encoder::new();
+        e.string("x");
+        e.raw(&[TAG_STREAM_END, 5, 0, 0, 0]);
+        let (_, r) = decode_all(&mut Decoder::new(), e.bytes());
+        let err = r.unwrap_err();
+        assert_eq!(
+            err,
+            BatchError::StringIdOutOfRange {
+                offset: 11,
+                id: 5,
+                known: 1
+            }
+        );
+        assert_eq!(
+            err.to_string(),
+            "batch uses string id 5 at offset 11, but only 1 strings are known"
+        );
+    }
+
+    #[test]
+    fn non_dense_string_id() {
+        let mut e = Encoder::new();
+        e.raw(&[TAG_STRING, 1, 0, 0, 0, 1, 0, 0, 0, b'z']);
+        let (_, r) = decode_all(&mut Decoder::new(), e.bytes());
+        assert_eq!(
+            r.unwrap_err().to_string(),
+            "batch defines string id 1 at offset 1, expected the next id 0"
+        );
+        // Redefining an id already known is not dense either.
+        let mut d = Decoder::new();
+        let ok = [TAG_STRING, 0, 0, 0, 0, 1, 0, 0, 0, b'a'];
+        decode_all(&mut d, &ok).1.unwrap();
+        assert!(matches!(
+            decode_all(&mut d, &ok).1,
+            Err(BatchError::NonDenseStringId {
+                id: 0,
+                expected: 1,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn bad_utf8() {
+        let bytes = [TAG_STRING, 0, 0, 0, 0, 2, 0, 0, 0, 0xc3, 0x28];
+        let (_, r) = decode_all(&mut Decoder::new(), &bytes);
+        assert_eq!(
+            r.unwrap_err().to_string(),
+            "batch string 0 at offset 9 is not valid UTF-8"
+        );
+    }
+
+    #[test]
+    fn empty_batch_is_fine() {
+        let (out, r) = decode_all(&mut Decoder::new(), &[]);
+        r.unwrap();
+        assert!(out.is_empty());
+    }
+}
