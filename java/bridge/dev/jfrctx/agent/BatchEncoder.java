@@ -1,0 +1,170 @@
+package dev.jfrctx.agent;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import jdk.jfr.EventType;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordedFrame;
+import jdk.jfr.consumer.RecordedMethod;
+import jdk.jfr.consumer.RecordedStackTrace;
+import jdk.jfr.consumer.RecordedThread;
+
+/**
+ * Encodes streamed JFR events into the agent's batch format (see ARCHITECTURE.md, "Batch
+ * format"): a direct little-endian buffer of tagged records, strings sent once and then referred
+ * to by dense ids. Not thread-safe: the bridge serialises access.
+ */
+final class BatchEncoder {
+    static final byte TAG_STRING = 1;
+    static final byte TAG_SAMPLE = 2;
+    static final byte TAG_CALIBRATION = 3;
+    static final byte TAG_END = 4;
+    private static final int MAX_FRAMES = 0xFFFF;
+    private static final int METHOD_CACHE_LIMIT = 200_000;
+
+    private ByteBuffer buf = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
+    private final Map<String, Integer> strings = new HashMap<>();
+    private final Map<RecordedMethod, Integer> methods = new IdentityHashMap<>();
+    private final Map<EventType, TypeInfo> types = new IdentityHashMap<>();
+    private final String calibrationName;
+
+    BatchEncoder(String calibrationName) {
+        this.calibrationName = calibrationName;
+    }
+
+    /** How a given event type is read, decided once per type. */
+    private static final class TypeInfo {
+        final int nameId;
+        final boolean calibration;
+        final String threadField;
+        final boolean hasDuration;
+        final boolean hasWeight;
+
+        TypeInfo(int nameId, boolean calibration, String threadField, boolean hasDuration, boolean hasWeight) {
+            this.nameId = nameId;
+            this.calibration = calibration;
+            this.threadField = threadField;
+            this.hasDuration = hasDuration;
+            this.hasWeight = hasWeight;
+        }
+    }
+
+    int size() {
+        return buf.position();
+    }
+
+    ByteBuffer buffer() {
+        return buf;
+    }
+
+    void reset() {
+        buf.clear();
+    }
+
+    private void ensure(int more) {
+        if (buf.remaining() < more) {
+            int cap = Math.max(buf.capacity() * 2, buf.position() + more + 1024);
+            ByteBuffer next = ByteBuffer.allocateDirect(cap).order(ByteOrder.LITTLE_ENDIAN);
+            buf.flip();
+            next.put(buf);
+            buf = next;
+        }
+    }
+
+    private int string(String s) {
+        if (s == null) {
+            s = "";
+        }
+        Integer id = strings.get(s);
+        if (id != null) {
+            return id;
+        }
+        int next = strings.size();
+        byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+        ensure(9 + bytes.length);
+        buf.put(TAG_STRING).putInt(next).putInt(bytes.length).put(bytes);
+        strings.put(s, next);
+        return next;
+    }
+
+    private int method(RecordedMethod m) {
+        Integer id = methods.get(m);
+        if (id != null) {
+            return id;
+        }
+        String name = m.getType().getName() + "." + m.getName();
+        int sid = string(name);
+        if (methods.size() >= METHOD_CACHE_LIMIT) {
+            methods.clear();
+        }
+        methods.put(m, sid);
+        return sid;
+    }
+
+    private TypeInfo type(RecordedEvent e) {
+        EventType t = e.getEventType();
+        TypeInfo info = types.get(t);
+        if (info == null) {
+            String threadField = t.getField("sampledThread") != null ? "sampledThread" : "eventThread";
+            info = new TypeInfo(string(t.getName()), t.getName().equals(calibrationName), threadField,
+                    t.getField("duration") != null, t.getField("weight") != null);
+            types.put(t, info);
+        }
+        return info;
+    }
+
+    /** Encodes one event: a calibration bracket or a sample. */
+    void add(RecordedEvent e) {
+        TypeInfo info = type(e);
+        if (info.calibration) {
+            ensure(25);
+            buf.put(TAG_CALIBRATION).putLong(e.getLong("startTime")).putLong(e.getLong("before"))
+                    .putLong(e.getLong("after"));
+            return;
+        }
+        RecordedThread thread = e.getValue(info.threadField);
+        long tid = -1;
+        int nameId = string("");
+        int flags = 0;
+        if (thread != null) {
+            tid = thread.getJavaThreadId();
+            String name = thread.getJavaName();
+            nameId = string(name != null ? name : thread.getOSName());
+            if (thread.hasField("virtual") && thread.getBoolean("virtual")) {
+                flags |= 1;
+            }
+        }
+        RecordedStackTrace st = e.getStackTrace();
+        List<RecordedFrame> frames = st != null ? st.getFrames() : List.of();
+        if (st != null && st.isTruncated()) {
+            flags |= 2;
+        }
+        int n = Math.min(frames.size(), MAX_FRAMES);
+        int[] ids = new int[n];
+        for (int i = 0; i < n; i++) {
+            RecordedMethod m = frames.get(i).getMethod();
+            ids[i] = m != null ? method(m) : string("(unknown)");
+        }
+        int eventId = info.nameId;
+        long start = e.getLong("startTime");
+        long duration = info.hasDuration ? e.getLong("duration") : 0L;
+        long weight = info.hasWeight ? e.getLong("weight") : 0L;
+        ensure(1 + 4 + 8 + 8 + 8 + 4 + 1 + 8 + 2 + 8 * n);
+        buf.put(TAG_SAMPLE).putInt(eventId).putLong(start).putLong(duration).putLong(tid).putInt(nameId)
+                .put((byte) flags).putLong(weight).putShort((short) n);
+        for (int i = 0; i < n; i++) {
+            buf.putInt(ids[i]).putInt(frames.get(i).getLineNumber());
+        }
+    }
+
+    void end(String message) {
+        int id = string(message);
+        ensure(5);
+        buf.put(TAG_END).putInt(id);
+    }
+}

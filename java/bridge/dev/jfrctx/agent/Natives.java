@@ -1,0 +1,31 @@
+package dev.jfrctx.agent;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Native entry points of the jfrctx agent. This class is compiled into the agent library and
+ * defined by the agent into the bootstrap class loader at VM start; its natives are registered
+ * right after. It is not API: the facade ({@code dev.jfrctx}) finds it reflectively.
+ */
+public final class Natives {
+    private Natives() {}
+
+    /**
+     * Interns a context map. {@code kv} is {@code [k0, v0, k1, v1, ...]} sorted by key with unique
+     * keys. Takes one reference on the returned id (≥ 1). {@code released} (may be null) lists ids
+     * whose holders are gone; one reference is dropped per entry.
+     */
+    public static native long intern(String[] kv, long[] released);
+
+    /**
+     * Allocates the calling thread's transition ring ({@code capacity} entries, 0 for the
+     * configured default). Returns null when the agent is not running.
+     */
+    public static native ByteBuffer register(long javaThreadId, int capacity);
+
+    /** The owner of the ring with this handle is gone. */
+    public static native void release(long handle);
+
+    /** Hands one encoded batch of events to the agent (the bytes are copied). */
+    public static native void deliver(ByteBuffer batch, int length);
+}
