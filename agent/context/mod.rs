@@ -1,4 +1,5 @@
-//! Context store: interned maps, per-thread rings, histories.
+//! Context store: interned maps (`repo`), the per-thread shared transition rings (`ring`) and the
+//! per-thread histories drained from them (`history`). Pure cores; `join` puts them together.
 
 pub mod history;
 pub mod repo;
