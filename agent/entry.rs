@@ -1,1 +1,244 @@
-//! (in progress)
+//! Every exported (`Agent_OnLoad`, `Agent_OnAttach`, `Agent_OnUnload`) and registered (JVMTI
+//! callbacks, `dev.jfrctx.agent.Natives`) symbol of the agent lives here. Each one fences panics
+//! and turns failures into a logged line or a Java exception; the work happens in `agent`.
+
+use crate::agent;
+use crate::jvmti::{sys as jvmti_sys, Jvmti};
+use crate::stream::NativeFns;
+use jni::errors::{Error as JniError, ThrowRuntimeExAndDefault};
+use jni::objects::{JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
+use jni::strings::JNIString;
+use jni::sys::{jint, jlong, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
+use jni::{jni_str, Env, EnvUnowned, Outcome};
+use std::ffi::{c_char, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs `f`, turning a panic into a logged internal error and `fallback`.
+fn fenced<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(_) => {
+            crate::error!("internal error in {what}; the agent keeps the JVM running");
+            fallback
+        }
+    }
+}
+
+/// Runs `f` with an `Env` for a raw JNIEnv pointer handed to a JVMTI callback, logging errors
+/// and panics instead of letting them cross the FFI boundary.
+///
+/// # Safety
+/// `jni_env` must be the current thread's valid JNIEnv, as JVMTI passes to callbacks.
+unsafe fn with_callback_env(
+    what: &str,
+    jni_env: *mut JNIEnv,
+    f: impl FnOnce(&mut Env<'_>) -> Result<(), String>,
+) {
+    if jni_env.is_null() {
+        crate::error!("{what}: no JNI environment");
+        return;
+    }
+    // SAFETY: the caller guarantees jni_env is this thread's live JNIEnv for the callback.
+    let mut unowned = unsafe { EnvUnowned::from_raw(jni_env) };
+    let outcome = unowned
+        .with_env(|env| -> Result<Result<(), String>, JniError> { Ok(f(env)) })
+        .into_outcome();
+    match outcome {
+        Outcome::Ok(Ok(())) => {}
+        Outcome::Ok(Err(msg)) => crate::error!("{what}: {msg}"),
+        Outcome::Err(e) => crate::error!("{what}: {e}"),
+        Outcome::Panic(_) => {
+            crate::error!("internal error in {what}; the agent keeps the JVM running")
+        }
+    }
+}
+
+/// Loaded with `-agentpath:libjfrctx.so=OPTIONS`. A bad option prints one `jfrctx:` line and
+/// returns JNI_ERR, so the JVM does not start.
+///
+/// # Safety
+/// Called by the JVM with a valid `vm` and a NUL-terminated (or null) `options` string.
+#[no_mangle]
+pub unsafe extern "C" fn Agent_OnLoad(
+    vm: *mut JavaVM,
+    options: *mut c_char,
+    _reserved: *mut c_void,
+) -> jint {
+    let opts = if options.is_null() {
+        String::new()
+    } else {
+        // SAFETY: the JVM passes a NUL-terminated string that lives for this call.
+        unsafe { CStr::from_ptr(options) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    let result = fenced(
+        "Agent_OnLoad",
+        Err("internal error during load".into()),
+        || {
+            // SAFETY: vm is the JavaVM passed to Agent_OnLoad.
+            let jvmti = unsafe { Jvmti::from_vm(vm) }?;
+            agent::load(&opts, &jvmti)?;
+            jvmti.install(vm_init, vm_death)
+        },
+    );
+    match result {
+        Ok(()) => JNI_OK,
+        Err(msg) => {
+            eprintln!("jfrctx: {msg}");
+            JNI_ERR
+        }
+    }
+}
+
+/// Dynamic attach is not supported: context must be recorded from the start.
+///
+/// # Safety
+/// Called by the JVM; no argument is dereferenced.
+#[no_mangle]
+pub unsafe extern "C" fn Agent_OnAttach(
+    _vm: *mut JavaVM,
+    _options: *mut c_char,
+    _reserved: *mut c_void,
+) -> jint {
+    eprintln!("jfrctx: dynamic attach is not supported; start the JVM with -agentpath");
+    JNI_ERR
+}
+
+/// Nothing to do: VMDeath already finished the sinks.
+#[no_mangle]
+pub extern "C" fn Agent_OnUnload(_vm: *mut JavaVM) {}
+
+unsafe extern "C" fn vm_init(
+    _jvmti: *mut jvmti_sys::jvmtiEnv,
+    jni_env: *mut JNIEnv,
+    _thread: jvmti_sys::jthread,
+) {
+    let fns = NativeFns {
+        intern: native_intern as *mut c_void,
+        register: native_register as *mut c_void,
+        release: native_release as *mut c_void,
+        deliver: native_deliver as *mut c_void,
+    };
+    // SAFETY: JVMTI passes the VMInit thread's live JNIEnv.
+    unsafe { with_callback_env("VMInit", jni_env, |env| agent::on_vm_init(env, &fns)) }
+}
+
+unsafe extern "C" fn vm_death(_jvmti: *mut jvmti_sys::jvmtiEnv, jni_env: *mut JNIEnv) {
+    // SAFETY: JVMTI passes the VMDeath thread's live JNIEnv.
+    unsafe { with_callback_env("VMDeath", jni_env, agent::on_vm_death) }
+}
+
+fn throw_illegal_argument(env: &mut Env<'_>, msg: &str) -> Result<(), JniError> {
+    env.throw_new(
+        jni_str!("java/lang/IllegalArgumentException"),
+        JNIString::from(msg),
+    )
+}
+
+/// `Natives.intern(String[] kv, long[] released)`.
+extern "system" fn native_intern<'l>(
+    mut unowned: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    kv: JObjectArray<'l, JString<'l>>,
+    released: JLongArray<'l>,
+) -> jlong {
+    unowned
+        .with_env(|env| -> Result<jlong, JniError> {
+            let mut ids = Vec::new();
+            if !released.is_null() {
+                let n = released.len(env)?;
+                ids.resize(n, 0);
+                released.get_region(env, 0, &mut ids)?;
+            }
+            let n = if kv.is_null() { 0 } else { kv.len(env)? };
+            let mut entries = Vec::with_capacity(n / 2);
+            for i in (0..n / 2 * 2).step_by(2) {
+                let pair = env.with_local_frame(4, |env| -> Result<_, JniError> {
+                    let k = kv.get_element(env, i)?;
+                    let v = kv.get_element(env, i + 1)?;
+                    if k.is_null() || v.is_null() {
+                        return Ok(None);
+                    }
+                    Ok(Some((k.try_to_string(env)?, v.try_to_string(env)?)))
+                })?;
+                match pair {
+                    Some(p) => entries.push(p),
+                    None => {
+                        throw_illegal_argument(env, "jfrctx: null key or value")?;
+                        return Ok(0);
+                    }
+                }
+            }
+            if n % 2 != 0 {
+                throw_illegal_argument(env, "jfrctx: odd key/value array")?;
+                return Ok(0);
+            }
+            match agent::intern(entries, &ids) {
+                Ok(id) => Ok(id as jlong),
+                Err(msg) => {
+                    throw_illegal_argument(env, &format!("jfrctx: {msg}"))?;
+                    Ok(0)
+                }
+            }
+        })
+        .resolve::<ThrowRuntimeExAndDefault>()
+}
+
+/// `Natives.register(long javaThreadId, int capacity)`.
+extern "system" fn native_register<'l>(
+    mut unowned: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    thread_id: jlong,
+    capacity: jint,
+) -> JObject<'l> {
+    unowned
+        .with_env(|env| -> Result<JObject<'l>, JniError> {
+            match agent::register(thread_id, capacity) {
+                // SAFETY: the ring memory stays allocated until the agent has seen the ring's
+                // release (after its owner is gone) and the retention time has passed, so it
+                // outlives every write through this buffer.
+                Some((ptr, len)) => Ok(unsafe { env.new_direct_byte_buffer(ptr, len) }?.into()),
+                None => Ok(JObject::null()),
+            }
+        })
+        .resolve::<ThrowRuntimeExAndDefault>()
+}
+
+/// `Natives.release(long handle)`.
+extern "system" fn native_release<'l>(
+    mut unowned: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+) {
+    unowned
+        .with_env(|_env| -> Result<(), JniError> {
+            agent::release(handle);
+            Ok(())
+        })
+        .resolve::<ThrowRuntimeExAndDefault>()
+}
+
+/// `Natives.deliver(ByteBuffer batch, int length)`: copies the bytes and queues them.
+extern "system" fn native_deliver<'l>(
+    mut unowned: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    batch: JByteBuffer<'l>,
+    length: jint,
+) {
+    unowned
+        .with_env(|env| -> Result<(), JniError> {
+            let ptr = env.get_direct_buffer_address(&batch)?;
+            let cap = env.get_direct_buffer_capacity(&batch)?;
+            let len = usize::try_from(length).unwrap_or(0).min(cap);
+            if ptr.is_null() || len == 0 {
+                return Ok(());
+            }
+            // SAFETY: ptr/cap describe the direct buffer's live memory; len ≤ cap; the bridge
+            // does not touch the buffer until this call returns.
+            let bytes = unsafe { std::slice::from_raw_parts(ptr, len) }.to_vec();
+            agent::deliver(bytes);
+            Ok(())
+        })
+        .resolve::<ThrowRuntimeExAndDefault>()
+}

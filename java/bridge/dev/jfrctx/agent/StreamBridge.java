@@ -39,7 +39,9 @@ public final class StreamBridge {
             b.stream.onFlush(new Flusher(b));
             b.stream.onClose(new Closer(b));
             b.stream.onError(new ErrorHandler(b));
-            b.stream.startAsync();
+            Thread runner = new Thread(new Runner(b.stream), "jfrctx-stream");
+            runner.setDaemon(true);
+            runner.start();
         } catch (Throwable t) {
             b.stream.close();
             return t.toString();
@@ -139,6 +141,27 @@ public final class StreamBridge {
         }
     }
 
+    /**
+     * Runs the stream on a daemon thread: {@code startAsync()} would use a non-daemon thread that
+     * keeps the JVM from exiting.
+     */
+    private static final class Runner implements Runnable {
+        private final RecordingStream stream;
+
+        Runner(RecordingStream stream) {
+            this.stream = stream;
+        }
+
+        @Override
+        public void run() {
+            try {
+                stream.start();
+            } catch (Throwable t) {
+                System.err.println("jfrctx: error: the JFR stream stopped: " + t);
+            }
+        }
+    }
+
     private static final class Handler implements Consumer<RecordedEvent> {
         private final StreamBridge b;
 
@@ -191,7 +214,11 @@ public final class StreamBridge {
         }
     }
 
-    /** Commits calibration brackets: a burst at start, then a few every quarter second. */
+    /**
+     * Commits calibration brackets: one per millisecond for the first two seconds (those committed
+     * before the stream's recording is running are simply not recorded), then a few every quarter
+     * second.
+     */
     private static final class Calibrator extends Thread {
         private volatile boolean running = true;
 
@@ -208,7 +235,7 @@ public final class StreamBridge {
         @Override
         public void run() {
             try {
-                for (int i = 0; i < 64 && running; i++) {
+                for (int i = 0; i < 2000 && running; i++) {
                     CalibrationEvent.bracket();
                     Thread.sleep(1);
                 }
