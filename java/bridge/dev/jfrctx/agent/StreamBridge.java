@@ -22,6 +22,8 @@ public final class StreamBridge {
     private final BatchEncoder encoder = new BatchEncoder(CALIBRATION);
     private final Calibrator calibrator = new Calibrator();
     private volatile boolean ended;
+    /** Flushes dispatched so far; written by the stream thread only. */
+    private volatile long flushes;
     private boolean deliveryFailed;
     private boolean encodeFailed;
 
@@ -70,10 +72,28 @@ public final class StreamBridge {
             try {
                 stop = RecordingStream.class.getMethod("stop");
             } catch (NoSuchMethodException absent) {
-                // JDK 17-19: close() is all there is.
+                // JDK 17-19: no stop(); the stream ends once its recording is stopped.
             }
+            long flushes = b.flushes;
+            boolean drained = false;
             if (stop != null && !b.ended) {
-                stop.invoke(b.stream);
+                try {
+                    stop.invoke(b.stream);
+                    drained = true;
+                } catch (java.lang.reflect.InvocationTargetException e) {
+                    if (!(e.getCause() instanceof IllegalStateException)) {
+                        throw e.getCause();
+                    }
+                    // Already stopped by JFR's own shutdown hook (it runs before VM death).
+                }
+            }
+            if (!drained) {
+                // The recording was stopped by JFR's shutdown hook: its last data is on disk and
+                // the stream dispatches it in one more flush. Wait for that flush (or the end).
+                long deadline = System.nanoTime() + timeoutMillis * 1_000_000L;
+                while (!b.ended && b.flushes == flushes && System.nanoTime() < deadline) {
+                    Thread.sleep(5);
+                }
             }
             b.stream.close();
             b.stream.awaitTermination(Duration.ofMillis(timeoutMillis));
@@ -185,6 +205,7 @@ public final class StreamBridge {
         @Override
         public void run() {
             b.deliver(false, null);
+            b.flushes++;
         }
     }
 
