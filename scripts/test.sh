@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# test.sh — the one test command (CI runs it through .ci/run).
+#
+#   1. scripts/jdks.sh (sourced): installs what is missing, exports JFRCTX_JDK17/21/25
+#   2. scripts/build.sh: agent, report tool, facade jar
+#   3. cargo fmt --all -- --check
+#   4. cargo clippy --all-targets -- -D warnings
+#   5. cargo test: unit tests and the integration tests (real JVMs on JDK 17, 21, 25)
+#   6. Gradle Java tests (cd java && gradle --offline --no-daemon -q cleanTest test), when
+#      java/build.gradle exists (cleanTest: always run them, so that their counts are printed)
+#
+# Stops at the first failing step with a non-zero status. Always ends with one line
+# `N passed, N failed` (cargo's and Gradle's test counts summed over what ran).
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export CARGO_TARGET_DIR="$root/target"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+passed=0
+failed=0
+logs="$root/target/test-logs"
+mkdir -p "$logs"
+
+summary() { echo "$passed passed, $failed failed"; }
+
+fail() {
+    echo "test.sh: FAILED: $*" >&2
+    summary
+    exit 1
+}
+
+step() { echo "==> $*" >&2; }
+
+t0=$SECONDS
+
+step "toolchain (scripts/jdks.sh)"
+# shellcheck source=scripts/jdks.sh
+source scripts/jdks.sh || fail "scripts/jdks.sh"
+
+step "build (scripts/build.sh)"
+bash scripts/build.sh || fail "scripts/build.sh"
+
+step "cargo fmt --check"
+cargo fmt --all -- --check --color never || fail "cargo fmt --all -- --check (run: cargo fmt --all)"
+
+step "cargo clippy"
+cargo clippy --quiet --all-targets -- -D warnings || fail "cargo clippy --all-targets -- -D warnings"
+
+# Adds the counts of every `test result: ok. N passed; M failed; ...` line in $1.
+count_cargo() {
+    local p f
+    read -r p f < <(awk '
+        /^test result: / {
+            for (i = 1; i <= NF; i++) {
+                if ($(i) ~ /^passed;?$/) p += $(i - 1)
+                if ($(i) ~ /^failed;?$/) f += $(i - 1)
+            }
+        }
+        END { print p + 0, f + 0 }' "$1")
+    passed=$((passed + p))
+    failed=$((failed + f))
+}
+
+step "cargo test"
+set +e
+cargo test -- --show-output 2>&1 | tee "$logs/cargo-test.log"
+rc=${PIPESTATUS[0]}
+set -e
+count_cargo "$logs/cargo-test.log"
+[ "$rc" = 0 ] || fail "cargo test (log: $logs/cargo-test.log)"
+
+if [ -f java/build.gradle ]; then
+    step "gradle test (java/)"
+    command -v gradle >/dev/null 2>&1 || fail "gradle not found (scripts/jdks.sh installs it)"
+    set +e
+    (cd java && JAVA_HOME="$JFRCTX_JDK17" gradle --offline --no-daemon -q cleanTest test) 2>&1 \
+        | tee "$logs/gradle-test.log"
+    rc=${PIPESTATUS[0]}
+    set -e
+    # The build prints its own `N passed, N failed` line.
+    counts="$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$logs/gradle-test.log" | tail -n 1 || true)"
+    if [ -n "$counts" ]; then
+        passed=$((passed + $(echo "$counts" | awk '{print $1}')))
+        failed=$((failed + $(echo "$counts" | awk '{print $3}')))
+    elif [ "$rc" = 0 ]; then
+        echo "test.sh: warning: gradle printed no 'N passed, N failed' line" >&2
+    fi
+    [ "$rc" = 0 ] || fail "gradle test (log: $logs/gradle-test.log)"
+else
+    echo "test.sh: no java/build.gradle; skipping the Gradle tests" >&2
+fi
+
+echo "test.sh: all steps passed in $((SECONDS - t0)) s" >&2
+summary
+[ "$failed" = 0 ] || exit 1

@@ -1,0 +1,332 @@
+//! Ground truth for the join: `tests/java/gt/GroundTruth.java` does all its CPU work in methods
+//! whose names say which context must be installed (`gt_alpha` → `{gt: alpha}`, ...). The agent
+//! samples it every 1 ms into a JSON-lines file; every sample whose stack holds a `gt_*` method
+//! is classified as correct (context equals the expectation), unknown (`context: null` with an
+//! `unknown` reason) or wrong (anything else). Wrong must be 0, correct ≥ 99 %.
+//!
+//! `cargo test --test ground_truth -- --nocapture` prints the figures per JDK.
+
+mod common;
+
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const SECONDS: &str = "8";
+/// At least this many samples must land in `gt_*` methods for the run to mean anything.
+const MIN_GT_SAMPLES: usize = 300;
+/// correct / (correct + unknown + wrong) must reach this.
+const MIN_CORRECT_RATIO: f64 = 0.99;
+
+/// The class holding the work methods, as it appears in `stack[].method`.
+const GT_CLASS: &str = "gt.GroundTruth.";
+
+/// The context a `gt_*` method must run in, derived from its name alone:
+///
+/// | method      | expected context            |
+/// |-------------|-----------------------------|
+/// | `gt_none`   | `{}`                        |
+/// | `gt_inner`  | `{gt: inner, layer: "2"}`   |
+/// | `gt_X`      | `{gt: X}` (alpha, beta, outer, pooled) |
+fn expected_context(method: &str) -> BTreeMap<String, String> {
+    let name = method.strip_prefix("gt_").expect("a gt_* method");
+    let mut m = BTreeMap::new();
+    match name {
+        "none" => {}
+        "inner" => {
+            m.insert("gt".into(), "inner".into());
+            m.insert("layer".into(), "2".into());
+        }
+        other => {
+            m.insert("gt".into(), other.into());
+        }
+    }
+    m
+}
+
+/// The innermost `gt_*` method on the stack (leaf first), if any.
+fn gt_method(sample: &Value) -> Option<String> {
+    sample["stack"].as_array()?.iter().find_map(|f| {
+        let m = f["method"].as_str()?;
+        let simple = m.strip_prefix(GT_CLASS)?;
+        simple.starts_with("gt_").then(|| simple.to_string())
+    })
+}
+
+fn as_string_map(ctx: &Map<String, Value>) -> Option<BTreeMap<String, String>> {
+    ctx.iter()
+        .map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+        .collect()
+}
+
+#[derive(Debug)]
+enum Verdict {
+    Correct,
+    Unknown(String),
+    Wrong(String),
+}
+
+fn classify(sample: &Value, method: &str) -> Verdict {
+    let expected = expected_context(method);
+    match sample.get("context") {
+        Some(Value::Object(ctx)) => match as_string_map(ctx) {
+            Some(got) if got == expected => Verdict::Correct,
+            _ => Verdict::Wrong(format!(
+                "expected {expected:?}, got {}",
+                Value::Object(ctx.clone())
+            )),
+        },
+        Some(Value::Null) => match sample.get("unknown").and_then(Value::as_str) {
+            Some(reason) if !reason.is_empty() => Verdict::Unknown(reason.to_string()),
+            _ => Verdict::Wrong("context null without an `unknown` reason".into()),
+        },
+        Some(other) => Verdict::Wrong(format!("context is neither an object nor null: {other}")),
+        None => Verdict::Wrong("no `context` field".into()),
+    }
+}
+
+#[derive(Default)]
+struct Tally {
+    correct: usize,
+    unknown: BTreeMap<String, usize>,
+    wrong: usize,
+    wrong_examples: Vec<String>,
+    per_method: BTreeMap<String, (usize, usize, usize)>,
+    virtual_correct: usize,
+}
+
+impl Tally {
+    fn unknown_total(&self) -> usize {
+        self.unknown.values().sum()
+    }
+    fn total(&self) -> usize {
+        self.correct + self.unknown_total() + self.wrong
+    }
+}
+
+/// The number after `received=` in the agent's summary line.
+fn received_count(summary: &str) -> Option<u64> {
+    let rest = &summary[summary.find("received=")? + "received=".len()..];
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok()
+}
+
+fn ground_truth(jdk: u32, mode: &str) {
+    let _serial = common::serial();
+    let jsonl = common::out_file(&format!("ground-truth-{jdk}-{mode}.jsonl"));
+    let options = format!("sink=jsonl:{},period=1ms", jsonl.display());
+    let out = common::run_java(
+        jdk,
+        Some(&options),
+        "gt.GroundTruth",
+        &[SECONDS, mode],
+        Duration::from_secs(180),
+    );
+    assert!(
+        out.status.success(),
+        "GroundTruth failed on JDK {jdk} ({mode}):\n{}",
+        out.dump()
+    );
+    let work = common::summary_json(&out)
+        .unwrap_or_else(|| panic!("no JSON summary from the workload:\n{}", out.dump()));
+
+    // The agent's one-line exit summary, and its count against the file.
+    let summaries: Vec<&str> = out
+        .agent_lines()
+        .into_iter()
+        .filter(|l| l.starts_with("jfrctx: samples received="))
+        .collect();
+    assert_eq!(
+        summaries.len(),
+        1,
+        "expected exactly one `jfrctx: samples received=` line on stderr:\n{}",
+        out.dump()
+    );
+    let summary = summaries[0];
+    let received = received_count(summary)
+        .unwrap_or_else(|| panic!("cannot read the received count in {summary:?}"));
+
+    let samples = common::read_json_lines(&jsonl);
+    assert_eq!(
+        received,
+        samples.len() as u64,
+        "agent summary says received={received} but {} has {} lines\n{summary}",
+        jsonl.display(),
+        samples.len()
+    );
+
+    let mut t = Tally::default();
+    for s in &samples {
+        let Some(method) = gt_method(s) else { continue };
+        let entry = t.per_method.entry(method.clone()).or_default();
+        match classify(s, &method) {
+            Verdict::Correct => {
+                t.correct += 1;
+                entry.0 += 1;
+                if s["thread"]["virtual"].as_bool() == Some(true) {
+                    t.virtual_correct += 1;
+                }
+            }
+            Verdict::Unknown(reason) => {
+                *t.unknown.entry(reason).or_default() += 1;
+                entry.1 += 1;
+            }
+            Verdict::Wrong(why) => {
+                t.wrong += 1;
+                entry.2 += 1;
+                if t.wrong_examples.len() < 20 {
+                    t.wrong_examples.push(format!(
+                        "{method} t={} thread={}: {why}",
+                        s["time_ns"], s["thread"]
+                    ));
+                }
+            }
+        }
+    }
+
+    let total = t.total();
+    let pct = |n: usize| {
+        if total == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / total as f64
+        }
+    };
+    println!(
+        "ground truth JDK {jdk} {mode}: {} lines, {total} in gt_* methods: correct {} ({:.2} %), \
+         unknown {} ({:.2} %) {:?}, wrong {}",
+        samples.len(),
+        t.correct,
+        pct(t.correct),
+        t.unknown_total(),
+        pct(t.unknown_total()),
+        t.unknown,
+        t.wrong
+    );
+    for (m, (c, u, w)) in &t.per_method {
+        println!("    {m:<10} correct {c:>6}  unknown {u:>5}  wrong {w:>5}");
+    }
+    println!("    {summary}");
+    println!("    workload: {work}");
+
+    assert_eq!(
+        t.wrong,
+        0,
+        "JDK {jdk} {mode}: {} wrong contexts; first ones:\n  {}",
+        t.wrong,
+        t.wrong_examples.join("\n  ")
+    );
+    assert!(
+        total >= MIN_GT_SAMPLES,
+        "JDK {jdk} {mode}: only {total} samples in gt_* methods (need {MIN_GT_SAMPLES}); \
+         {} lines in {}",
+        samples.len(),
+        jsonl.display()
+    );
+    let ratio = t.correct as f64 / total as f64;
+    assert!(
+        ratio >= MIN_CORRECT_RATIO,
+        "JDK {jdk} {mode}: correct {:.2} % < {:.0} % (unknown {:?})",
+        100.0 * ratio,
+        100.0 * MIN_CORRECT_RATIO,
+        t.unknown
+    );
+    // Every gt_* method must have been seen, so that each kind of transition was exercised.
+    for m in [
+        "gt_alpha",
+        "gt_beta",
+        "gt_none",
+        "gt_outer",
+        "gt_inner",
+        "gt_pooled",
+    ] {
+        assert!(
+            t.per_method.get(m).is_some_and(|e| e.0 > 0),
+            "JDK {jdk} {mode}: no correct sample in {m}"
+        );
+    }
+    // The thread kind must be reported as it was.
+    if mode == "virtual" {
+        assert!(
+            t.virtual_correct * 10 >= t.correct * 9,
+            "JDK {jdk} virtual: only {} of {} correct samples flagged virtual",
+            t.virtual_correct,
+            t.correct
+        );
+    } else {
+        assert_eq!(
+            t.virtual_correct, 0,
+            "JDK {jdk} platform: samples flagged virtual"
+        );
+    }
+}
+
+#[test]
+fn expectation_table() {
+    let m = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    assert_eq!(expected_context("gt_alpha"), m(&[("gt", "alpha")]));
+    assert_eq!(expected_context("gt_pooled"), m(&[("gt", "pooled")]));
+    assert_eq!(expected_context("gt_none"), m(&[]));
+    assert_eq!(
+        expected_context("gt_inner"),
+        m(&[("gt", "inner"), ("layer", "2")])
+    );
+
+    let sample = serde_json::json!({
+        "event": "jdk.ExecutionSample", "time_ns": 1,
+        "thread": {"id": 1, "name": "w", "virtual": false},
+        "context": {"gt": "inner", "layer": "2"},
+        "stack": [{"method": "java.lang.System.nanoTime", "line": -1},
+                  {"method": "gt.GroundTruth.gt_inner", "line": 3},
+                  {"method": "gt.GroundTruth.nested", "line": 9}]
+    });
+    let method = gt_method(&sample).unwrap();
+    assert_eq!(method, "gt_inner");
+    assert!(matches!(classify(&sample, &method), Verdict::Correct));
+    assert!(matches!(classify(&sample, "gt_outer"), Verdict::Wrong(_)));
+    let unknown = serde_json::json!({"context": null, "unknown": "no_thread"});
+    assert!(matches!(classify(&unknown, "gt_alpha"), Verdict::Unknown(r) if r == "no_thread"));
+    assert!(matches!(
+        classify(&serde_json::json!({"context": null}), "gt_alpha"),
+        Verdict::Wrong(_)
+    ));
+    assert!(matches!(
+        classify(&serde_json::json!({"context": {}}), "gt_none"),
+        Verdict::Correct
+    ));
+    assert_eq!(
+        received_count("jfrctx: samples received=1234 joined=1200"),
+        Some(1234)
+    );
+    assert_eq!(received_count("jfrctx: samples received=7, x"), Some(7));
+}
+
+#[test]
+fn ground_truth_jdk17() {
+    ground_truth(17, "platform");
+}
+
+#[test]
+fn ground_truth_jdk21() {
+    ground_truth(21, "platform");
+}
+
+#[test]
+fn ground_truth_jdk25() {
+    ground_truth(25, "platform");
+}
+
+#[test]
+fn ground_truth_jdk21_virtual() {
+    ground_truth(21, "virtual");
+}
+
+#[test]
+fn ground_truth_jdk25_virtual() {
+    ground_truth(25, "virtual");
+}
