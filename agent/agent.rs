@@ -39,6 +39,7 @@ struct Agent {
     repo: Mutex<Repository>,
     new_rings: SegQueue<Arc<Ring>>,
     released: SegQueue<u64>,
+    ended_threads: SegQueue<u64>,
     batches: SegQueue<Vec<u8>>,
     next_handle: AtomicU64,
     threads_registered: AtomicU64,
@@ -111,6 +112,7 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), String> {
         state: AtomicU8::new(LOADED),
         new_rings: SegQueue::new(),
         released: SegQueue::new(),
+        ended_threads: SegQueue::new(),
         batches: SegQueue::new(),
         next_handle: AtomicU64::new(1),
         threads_registered: AtomicU64::new(0),
@@ -194,6 +196,9 @@ impl Core {
         }
         while let Some(handle) = a.released.pop() {
             self.joiner.release_ring(handle, now);
+        }
+        while let Some(tid) = a.ended_threads.pop() {
+            self.joiner.release_thread(tid, now);
         }
         self.joiner.drain(now);
         while let Some(bytes) = a.batches.pop() {
@@ -335,6 +340,24 @@ pub fn release(handle: i64) {
     if let Some(a) = agent() {
         if handle > 0 {
             a.released.push(handle as u64);
+        }
+    }
+}
+
+/// Whether ThreadEnd events are worth a JNI call: only while running and once some thread has
+/// registered a ring.
+pub fn wants_thread_end() -> bool {
+    agent().is_some_and(|a| {
+        a.state.load(Ordering::Acquire) == RUNNING
+            && a.threads_registered.load(Ordering::Relaxed) > 0
+    })
+}
+
+/// JVMTI ThreadEnd: the platform thread `thread_id` is gone; its ring (if any) is released.
+pub fn thread_ended(thread_id: i64) {
+    if let Some(a) = agent() {
+        if thread_id >= 0 {
+            a.ended_threads.push(thread_id as u64);
         }
     }
 }

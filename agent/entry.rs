@@ -9,7 +9,7 @@ use jni::errors::{Error as JniError, ThrowRuntimeExAndDefault};
 use jni::objects::{JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
 use jni::strings::JNIString;
 use jni::sys::{jint, jlong, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
-use jni::{jni_str, Env, EnvUnowned, Outcome};
+use jni::{jni_sig, jni_str, Env, EnvUnowned, Outcome};
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -79,7 +79,7 @@ pub unsafe extern "C" fn Agent_OnLoad(
             // SAFETY: vm is the JavaVM passed to Agent_OnLoad.
             let jvmti = unsafe { Jvmti::from_vm(vm) }?;
             agent::load(&opts, &jvmti)?;
-            jvmti.install(vm_init, vm_death)
+            jvmti.install(vm_init, vm_death, thread_end)
         },
     );
     match result {
@@ -127,6 +127,31 @@ unsafe extern "C" fn vm_init(
 unsafe extern "C" fn vm_death(_jvmti: *mut jvmti_sys::jvmtiEnv, jni_env: *mut JNIEnv) {
     // SAFETY: JVMTI passes the VMDeath thread's live JNIEnv.
     unsafe { with_callback_env("VMDeath", jni_env, agent::on_vm_death) }
+}
+
+/// ThreadEnd (platform threads): the thread's ring, if it has one, is released right away
+/// instead of when the facade's Cleaner notices (which waits for a GC).
+unsafe extern "C" fn thread_end(
+    _jvmti: *mut jvmti_sys::jvmtiEnv,
+    jni_env: *mut JNIEnv,
+    thread: jvmti_sys::jthread,
+) {
+    if thread.is_null() || !agent::wants_thread_end() {
+        return;
+    }
+    // SAFETY: JVMTI passes the ending thread's live JNIEnv and a live local reference to it.
+    unsafe {
+        with_callback_env("ThreadEnd", jni_env, |env| {
+            // SAFETY: `thread` is a valid local reference for the duration of the callback.
+            let t = JObject::from_raw(env, thread);
+            let id = env
+                .call_method(&t, jni_str!("getId"), jni_sig!("()J"), &[])
+                .and_then(|v| v.j())
+                .map_err(|e| e.to_string())?;
+            agent::thread_ended(id);
+            Ok(())
+        })
+    }
 }
 
 fn throw_illegal_argument(env: &mut Env<'_>, msg: &str) -> Result<(), JniError> {

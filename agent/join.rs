@@ -127,6 +127,9 @@ pub struct Joiner {
     threads: IdMap<ThreadState>,
     /// Ring handle → thread id, for `release_ring`.
     handles: IdMap<u64>,
+    /// Highest handle added so far: handles are issued in increasing order, so a release of a
+    /// lower handle that is no longer live was already applied and is ignored.
+    max_handle: u64,
     /// Releases that arrived before their ring was added: handle → release time.
     early_releases: IdMap<i64>,
     /// `now` of the last `drain`; `None` before the first.
@@ -177,6 +180,7 @@ impl Joiner {
             history_limit: DEFAULT_MAX_POINTS,
             threads: IdMap::default(),
             handles: IdMap::default(),
+            max_handle: 0,
             early_releases: IdMap::default(),
             watermark: None,
             scratch: Vec::new(),
@@ -221,6 +225,7 @@ impl Joiner {
         state.undrained = true;
         state.released_at = None;
         self.handles.insert(handle, tid);
+        self.max_handle = self.max_handle.max(handle);
         if let Some(released_at) = self.early_releases.remove(&handle) {
             self.release_ring(handle, released_at);
         }
@@ -233,7 +238,7 @@ impl Joiner {
     /// separately.
     pub fn release_ring(&mut self, handle: u64, now_ns: i64) -> bool {
         let Some(tid) = self.handles.remove(&handle) else {
-            if self.early_releases.len() < MAX_EARLY_RELEASES {
+            if handle > self.max_handle && self.early_releases.len() < MAX_EARLY_RELEASES {
                 self.early_releases.insert(handle, now_ns);
             }
             return false;
@@ -256,6 +261,16 @@ impl Joiner {
         state.undrained = false;
         state.released_at = Some(now_ns);
         true
+    }
+
+    /// The Java thread `thread_id` has ended (JVMTI ThreadEnd): releases its ring, if any, as
+    /// [`Joiner::release_ring`] does. Returns `false` when the thread has no live ring.
+    pub fn release_thread(&mut self, thread_id: u64, now_ns: i64) -> bool {
+        let handle = match self.threads.get(&thread_id).and_then(|s| s.ring.as_ref()) {
+            Some(ring) => ring.handle(),
+            None => return false,
+        };
+        self.release_ring(handle, now_ns)
     }
 
     /// Drains every ring into its thread's history. `now_ns` is the clock read at the start of
@@ -366,448 +381,5 @@ impl Joiner {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::context::ring::Producer;
-    use Decision::{Context, Defer, Unknown};
-    use UnknownReason::*;
-
-    const RETENTION: i64 = 1_000_000;
-    const SAFETY: i64 = 100;
-
-    fn joiner() -> Joiner {
-        Joiner::new(RETENTION, SAFETY)
-    }
-
-    fn producer(j: &mut Joiner, tid: u64, capacity: usize) -> Producer {
-        let ring = Arc::new(Ring::new(capacity, tid, tid + 1000));
-        j.add_ring(ring.clone());
-        Producer::new(ring)
-    }
-
-    #[test]
-    fn nothing_decided_before_the_first_drain() {
-        let j = joiner();
-        assert_eq!(j.decide(Some(1), 0), Defer);
-        assert_eq!(j.decide(None, 0), Unknown(NoThread));
-        assert_eq!(j.decide_final(Some(1), 0), Unknown(InFlight));
-    }
-
-    #[test]
-    fn before_after_and_at_transitions() {
-        let mut j = joiner();
-        let mut p = producer(&mut j, 1, 16);
-        p.push(100, 5);
-        p.push(200, 6);
-        p.push(300, EMPTY_CONTEXT);
-        j.drain(10_000);
-        assert_eq!(j.decide(Some(1), 99), Context(EMPTY_CONTEXT));
-        assert_eq!(j.decide(Some(1), 100), Context(5));
-        assert_eq!(j.decide(Some(1), 199), Context(5));
-        assert_eq!(j.decide(Some(1), 200), Context(6));
-        assert_eq!(j.decide(Some(1), 300), Context(EMPTY_CONTEXT));
-        assert_eq!(j.counters().transitions_drained, 3);
-    }
-
-    #[test]
-    fn nested_contexts_across_drains() {
-        let mut j = joiner();
-        let mut p = producer(&mut j, 1, 16);
-        p.push(10, 1); // outer
-        p.push(20, 2); // inner
-        j.drain(1_000);
-        p.push(1_030, 1); // inner closed
-        p.push(1_040, 0); // outer closed
-        j.drain(2_000);
-        let got: Vec<_> = [5, 15, 25, 1_035, 1_045]
-            .iter()
-            .map(|&t| j.decide(Some(1), t))
-            .collect();
-        assert_eq!(
-            got,
-            vec![Context(0), Context(1), Context(2), Context(1), Context(0)]
-        );
-    }
-
-    #[test]
-    fn samples_near_the_watermark_are_deferred() {
-        let mut j = joiner();
-        let mut p = producer(&mut j, 1, 16);
-        p.push(100, 5);
-        j.drain(1_000);
-        assert_eq!(j.decide(Some(1), 900), Context(5));
-        assert_eq!(j.decide(Some(1), 901), Defer);
-        assert_eq!(j.decide(Some(2), 901), Defer, "even for unknown threads");
-        assert_eq!(j.decide_final(Some(1), 901), Unknown(InFlight));
-        j.drain(2_000);
-        assert_eq!(j.decide(Some(1), 901), Context(5));
-    }
-
-    #[test]
-    fn unregistered_thread_is_empty() {
-        let mut j = joiner();
-        j.drain(10_000);
-        assert_eq!(j.decide(Some(42), 5_000), Context(EMPTY_CONTEXT));
-    }
-
-    #[test]
-    fn no_thread_is_unknown() {
-        let mut j = joiner();
-        j.drain(10_000);
-        assert_eq!(j.decide(None, 5_000), Unknown(NoThread));
-        assert_eq!(j.decide_final(None, 5_000), Unknown(NoThread));
-    }
-
-    #[test]
-    fn expired_samples() {
-        let mut j = joiner();
-        let mut p = producer(&mut j, 1, 16);
-        p.push(100, 5);
-        j.drain(RETENTION + 1_000);
-        assert_eq!(j.decide(Some(1), 999), Unknown(HistoryExpired));
-        assert_eq!(j.decide(Some(1), 1_000), Context(5));
-        j.prune(RETENTION + 1_000);
-        assert_eq!(j.decide(Some(1), 1_000), Context(5));
-        assert_eq!(j.decide(Some(7), 999), Unknown(HistoryExpired));
-    }
-
-    #[test]
-    fn lost_stretch_is_log_overflow() {
-        let mut j = joiner();
-        let mut p = producer(&mut j, 1, 16);
-        p.push(100, 1);
-        j.drain(1_000);
-        for i in 0..40i64 {
-            p.push(2_000 + i * 10, 10 + i as u64);
-        }
-        j.drain(10_000);
-        let c = j.counters();
-        assert_eq!(c.entries_lost, 24);
-        assert_eq!(c.lost_stretches, 1);
-        // Kept: entries 24..40, i.e. times 2240.. with contexts 34..
-        assert_eq!(j.decide(Some(1), 99), Context(EMPTY_CONTEXT));
-        assert_eq!(j.decide(Some(1), 100), Unknown(LogOverflow));
-        assert_eq!(j.decide(Some(1), 2_000), Unknown(LogOverflow));
-        assert_eq!(j.decide(Some(1), 2_239), Unknown(LogOverflow));
-        assert_eq!(j.decide(Some(1), 2_240), Context(34));
-        assert_eq!(j.decide(Some(1), 2_395), Context(49));
-    }
-
-    #[test]
-    fn in_flight_defers_until_completed() {
-        let mut j = joiner();
-        let mut p = producer(&mut j, 1, 16);
-        p.push(100, 1);
-        p.begin(500, 2);
-        j.drain(10_000);
-        assert_eq!(j.decide(Some(1), 99), Context(EMPTY_CONTEXT));
-        assert_eq!(j.decide(Some(1), 99), Context(EMPTY_CONTEXT));
-        assert_eq!(
-            j.decide(Some(1), 100),
-            Defer,
-            "at or after the last drained"
-        );
-        assert_eq!(j.decide(Some(1), 700), Defer);
-        assert_eq!(j.decide_final(Some(1), 700), Unknown(InFlight));
-        // Other threads are not affected.
-        assert_eq!(j.decide(Some(2), 700), Context(EMPTY_CONTEXT));
-        p.finish();
-        j.drain(20_000);
-        assert_eq!(j.decide(Some(1), 499), Context(1));
-        assert_eq!(j.decide(Some(1), 500), Context(2));
-    }
-
-    #[test]
-    fn in_flight_first_transition_defers_everything_on_that_thread() {
-        let mut j = joiner();
-        let mut p = producer(&mut j, 1, 16);
-        p.begin(500, 2);
-        j.drain(10_000);
-        assert_eq!(j.decide(Some(1), 1), Defer);
-    }
-
-    #[test]
-    fn ring_added_after_the_drain_is_deferred_until_drained() {
-        let mut j = joiner();
-        j.drain(10_000);
-        let mut p = producer(&mut j, 1, 16);
-        p.push(100, 3);
-        assert_eq!(j.decide(Some(1), 5_000), Defer);
-        j.drain(20_000);
-        assert_eq!(j.decide(Some(1), 5_000), Context(3));
-    }
-
-    #[test]
-    fn released_thread_is_answered_within_retention_then_forgotten() {
-        let mut j = joiner();
-        let mut p = producer(&mut j, 1, 16);
-        p.push(100, 3);
-        p.push(200, 4); // not drained before the release
-        assert!(j.release_ring(1001, 300));
-        assert!(!j.release_ring(1001, 300), "second release is ignored");
-        drop(p);
-        j.drain(1_000);
-        let c = j.counters();
-        assert_eq!((c.threads_live, c.threads_released), (0, 1));
-        assert_eq!(j.decide(Some(1), 150), Context(3));
-        assert_eq!(j.decide(Some(1), 250), Context(4));
-        let later = 300 + RETENTION;
-        j.drain(later);
-        j.prune(later);
-        assert_eq!(j.decide(Some(1), 250), Unknown(HistoryExpired));
-        assert_eq!(
-            j.decide(Some(1), later - RETENTION),
-            Context(4),
-            "still held"
-        );
-        let much_later = later + SAFETY + 10;
-        j.drain(much_later);
-        j.prune(much_later);
-        assert_eq!(j.counters().threads_released, 0);
-        assert_eq!(j.decide(Some(1), 250), Unknown(HistoryExpired));
-    }
-
-    #[test]
-    fn release_before_add_is_applied_on_add() {
-        let mut j = joiner();
-        let ring = Arc::new(Ring::new(16, 1, 1001));
-        Producer::new(ring.clone()).push(100, 3);
-        assert!(!j.release_ring(1001, 500));
-        j.add_ring(ring);
-        j.drain(1_000);
-        let c = j.counters();
-        assert_eq!((c.threads_live, c.threads_released), (0, 1));
-        assert_eq!(j.decide(Some(1), 200), Context(3));
-    }
-
-    #[test]
-    fn release_with_a_half_written_transition() {
-        let mut j = joiner();
-        let mut p = producer(&mut j, 1, 16);
-        p.push(100, 3);
-        p.begin(200, 4);
-        j.release_ring(1001, 300);
-        j.drain(10_000);
-        assert_eq!(j.decide(Some(1), 99), Context(EMPTY_CONTEXT));
-        assert_eq!(j.decide(Some(1), 100), Unknown(InFlight));
-        assert_eq!(j.counters().released_in_flight, 1);
-    }
-
-    #[test]
-    fn re_registration_keeps_the_history() {
-        let mut j = joiner();
-        let mut p1 = producer(&mut j, 1, 16);
-        p1.push(100, 3);
-        j.drain(1_000);
-        j.release_ring(1001, 1_000);
-        let ring2 = Arc::new(Ring::new(16, 1, 2001));
-        j.add_ring(ring2.clone());
-        let mut p2 = Producer::new(ring2);
-        p2.push(2_000, 5);
-        j.drain(10_000);
-        assert_eq!(j.decide(Some(1), 150), Context(3));
-        assert_eq!(j.decide(Some(1), 2_000), Context(5));
-        let c = j.counters();
-        assert_eq!((c.threads_live, c.threads_released), (1, 0));
-    }
-
-    #[test]
-    fn replacing_a_live_ring_drains_the_old_one() {
-        let mut j = joiner();
-        let mut p1 = producer(&mut j, 1, 16);
-        p1.push(100, 3);
-        let ring2 = Arc::new(Ring::new(16, 1, 2001));
-        j.add_ring(ring2.clone());
-        j.add_ring(ring2.clone()); // duplicate: ignored
-        Producer::new(ring2).push(2_000, 5);
-        j.drain(10_000);
-        assert_eq!(j.decide(Some(1), 150), Context(3));
-        assert_eq!(j.decide(Some(1), 2_000), Context(5));
-        assert_eq!(j.counters().rings_replaced, 1);
-        assert!(!j.release_ring(1001, 0), "old handle is gone");
-        assert!(j.release_ring(2001, 0));
-    }
-
-    #[test]
-    fn many_threads_are_independent() {
-        let mut j = joiner();
-        let mut ps: Vec<_> = (1..=50u64).map(|t| producer(&mut j, t, 16)).collect();
-        for (i, p) in ps.iter_mut().enumerate() {
-            p.push(100 + i as i64, i as u64 + 1);
-        }
-        j.drain(10_000);
-        for i in 0..50u64 {
-            assert_eq!(j.decide(Some(i + 1), 99 + i as i64), Context(EMPTY_CONTEXT));
-            assert_eq!(j.decide(Some(i + 1), 100 + i as i64), Context(i + 1));
-        }
-        assert_eq!(j.counters().threads_live, 50);
-        assert_eq!(j.counters().history_entries, 50);
-    }
-
-    #[test]
-    fn prune_bounds_history() {
-        let mut j = joiner();
-        let mut p = producer(&mut j, 1, 1024);
-        for round in 0..10i64 {
-            for i in 0..100i64 {
-                let t = round * RETENTION + i * 1000;
-                p.push(t, (i % 7) as u64);
-            }
-            let now = (round + 1) * RETENTION;
-            j.drain(now);
-            j.prune(now);
-        }
-        assert!(j.counters().history_entries <= 200);
-        assert_eq!(j.decide(Some(1), 9 * RETENTION + 5_000), Context(5));
-    }
-
-    #[test]
-    fn corrupt_ring_makes_the_rest_unknown() {
-        let mut j = joiner();
-        let ring = Arc::new(Ring::new(16, 1, 1001));
-        j.add_ring(ring.clone());
-        let mut p = Producer::new(ring.clone());
-        p.push(100, 3);
-        j.drain(1_000);
-        // Simulate a broken writer: head moves backwards.
-        ring.store_head_for_test(0);
-        j.drain(2_000);
-        j.drain(3_000);
-        assert_eq!(j.decide(Some(1), 99), Context(EMPTY_CONTEXT));
-        assert_eq!(j.decide(Some(1), 100), Unknown(LogOverflow));
-        assert_eq!(j.decide(Some(1), 2_500), Unknown(LogOverflow));
-        assert_eq!(j.counters().rings_corrupt, 1);
-    }
-
-    /// End to end with a real clock: a producer thread installs contexts while this thread
-    /// drains and decides samples close to the watermark. Every decided context must match the
-    /// ground truth recorded by the producer.
-    #[test]
-    fn concurrent_decisions_never_contradict_the_truth() {
-        use std::time::Instant;
-        let base = Instant::now();
-        let clock = move || base.elapsed().as_nanos() as i64;
-        let mut j = Joiner::new(1_000_000_000, 20_000);
-        let ring = Arc::new(Ring::new(64, 1, 1001));
-        let producer = {
-            let ring = ring.clone();
-            std::thread::spawn(move || {
-                let mut p = Producer::new(ring);
-                let mut truth = Vec::with_capacity(200_000);
-                for i in 0..200_000u64 {
-                    let context = if i % 6 == 5 { EMPTY_CONTEXT } else { i % 6 + 1 };
-                    truth.push((p.push_with(clock, context), context));
-                    if i % 1024 == 0 {
-                        std::thread::yield_now();
-                    }
-                }
-                truth
-            })
-        };
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut samples = Vec::new();
-        let mut registered = false;
-        loop {
-            let finished = producer.is_finished();
-            let now = clock();
-            if !registered {
-                j.add_ring(ring.clone());
-                registered = true;
-            }
-            j.drain(now);
-            for _ in 0..256 {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                let t = now - (rng % 200_000) as i64;
-                samples.push((t, j.decide(Some(1), t)));
-            }
-            if finished {
-                break;
-            }
-        }
-        let truth = producer.join().expect("producer thread");
-        let (mut decided, mut unknown, mut deferred) = (0, 0, 0);
-        for (t, d) in samples {
-            match d {
-                Context(c) => {
-                    let after = truth.partition_point(|&(time, _)| time <= t);
-                    let expected = after.checked_sub(1).map_or(EMPTY_CONTEXT, |i| truth[i].1);
-                    assert_eq!(c, expected, "sample at {t}");
-                    decided += 1;
-                }
-                Unknown(_) => unknown += 1,
-                Defer => deferred += 1,
-            }
-        }
-        assert!(
-            decided > 100,
-            "decided {decided} unknown {unknown} deferred {deferred}"
-        );
-    }
-
-    /// `cargo test --release --lib -- --ignored decide_throughput --nocapture`
-    #[test]
-    #[ignore]
-    fn decide_throughput() {
-        fn run(threads: u64, points: i64, sorted: bool) {
-            let mut j = Joiner::new(i64::MAX, 0);
-            for tid in 0..threads {
-                let mut p = producer(&mut j, tid, points as usize);
-                for i in 0..points {
-                    p.push(i * 1_000 + tid as i64, (i % 13) as u64);
-                }
-            }
-            j.drain(i64::MAX);
-            let span = points as u64 * 1_000;
-            let n = 20_000_000u64;
-            let mut rng = 0x2545_f491_4f6c_dd1du64;
-            let mut sum = 0u64;
-            let start = std::time::Instant::now();
-            for k in 0..n {
-                rng ^= rng << 13;
-                rng ^= rng >> 7;
-                rng ^= rng << 17;
-                let tid = rng % threads;
-                let t = if sorted {
-                    (k * span / n) as i64
-                } else {
-                    ((rng >> 20) % span) as i64
-                };
-                if let Context(c) = j.decide(Some(tid), t) {
-                    sum += c;
-                }
-            }
-            let secs = start.elapsed().as_secs_f64();
-            eprintln!(
-                "{threads} threads x {points} points, {}: {:.1} M decisions/s ({sum})",
-                if sorted { "time-ordered" } else { "random" },
-                n as f64 / secs / 1e6
-            );
-        }
-        run(1_000, 1_000, false);
-        run(1_000, 1_000, true);
-        run(100, 100, false);
-        run(10, 10_000, true);
-    }
-
-    #[test]
-    fn watermark_never_moves_back() {
-        let mut j = joiner();
-        j.drain(10_000);
-        j.drain(5_000);
-        assert_eq!(j.watermark(), Some(10_000));
-    }
-
-    #[test]
-    fn extreme_times_do_not_panic() {
-        let mut j = Joiner::new(i64::MAX, i64::MAX);
-        j.drain(i64::MIN);
-        assert_eq!(j.decide(Some(1), i64::MIN), Context(EMPTY_CONTEXT));
-        j.prune(i64::MIN);
-        let mut j = Joiner::new(-1, -1);
-        j.drain(i64::MAX);
-        assert_eq!(j.decide(Some(1), i64::MAX), Context(EMPTY_CONTEXT));
-        j.prune(i64::MAX);
-    }
-}
+#[path = "join_tests.rs"]
+mod tests;

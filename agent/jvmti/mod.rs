@@ -10,6 +10,8 @@ use std::ptr;
 /// Callback types the agent installs.
 pub type VmInitFn = unsafe extern "C" fn(*mut sys::jvmtiEnv, *mut jni::sys::JNIEnv, sys::jthread);
 pub type VmDeathFn = unsafe extern "C" fn(*mut sys::jvmtiEnv, *mut jni::sys::JNIEnv);
+pub type ThreadEndFn =
+    unsafe extern "C" fn(*mut sys::jvmtiEnv, *mut jni::sys::JNIEnv, sys::jthread);
 
 /// A JVMTI environment pointer, valid for the life of the VM.
 #[derive(Clone, Copy)]
@@ -76,11 +78,18 @@ impl Jvmti {
         Some(s)
     }
 
-    /// Installs the VMInit and VMDeath callbacks and enables both events.
-    pub fn install(&self, init: VmInitFn, death: VmDeathFn) -> Result<(), String> {
+    /// Installs the VMInit, VMDeath and ThreadEnd callbacks and enables the three events.
+    /// (ThreadEnd is posted for platform threads only.)
+    pub fn install(
+        &self,
+        init: VmInitFn,
+        death: VmDeathFn,
+        thread_end: ThreadEndFn,
+    ) -> Result<(), String> {
         let callbacks = sys::jvmtiEventCallbacks {
             VMInit: Some(init),
             VMDeath: Some(death),
+            ThreadEnd: Some(thread_end),
             ..Default::default()
         };
         let set = self
@@ -96,7 +105,11 @@ impl Jvmti {
             )
         };
         self.check("SetEventCallbacks", err)?;
-        for event in [sys::JVMTI_EVENT_VM_INIT, sys::JVMTI_EVENT_VM_DEATH] {
+        for event in [
+            sys::JVMTI_EVENT_VM_INIT,
+            sys::JVMTI_EVENT_VM_DEATH,
+            sys::JVMTI_EVENT_THREAD_END,
+        ] {
             let mode = self
                 .table()
                 .SetEventNotificationMode
