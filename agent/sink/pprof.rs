@@ -1,0 +1,302 @@
+//! pprof sink (`sink=pprof:PATH`): samples aggregated into a gzipped `profile.proto`
+//! (github.com/google/pprof/proto/profile.proto), written at exit, or once per `interval` (see
+//! [`super::Rotation`] and [`super::numbered`]) plus a last one at exit.
+//!
+//! - Sample types `samples/count` and `cpu/nanoseconds` (count × the sampling period, the
+//!   default type); `period_type` `cpu/nanoseconds`, `period` the sampling period.
+//! - Labels (strings): one per context key after the cardinality policies (`key` → value), the
+//!   thread name as `thread`, and `jfrctx_unknown` = reason when the context is unknown.
+//! - Events other than the CPU samplers ([`super::CPU_EVENTS`]) get the label `event` = their
+//!   name and a `cpu/nanoseconds` value of 0 (they are counted, not timed).
+//! - One Function per method name (`pkg.Class.method`), one Location per (function, line)
+//!   (line 0 when unknown); `location_id` leaf first. One Mapping (`jvm`, marked as having
+//!   functions and line numbers, so that pprof neither symbolizes nor looks for a binary).
+//! - Samples with identical stacks and labels are one Sample with summed values.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use prost::Message;
+
+use super::proto::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
+use super::{is_cpu_event, now_ns, numbered, Labeler, Rotation, Sink, SinkOptions};
+use crate::model::{ContextualSample, Frame, UnknownReason};
+
+/// Label carrying the thread name.
+pub const THREAD_LABEL: &str = "thread";
+/// Label carrying the reason when the context is unknown.
+pub const UNKNOWN_LABEL: &str = "jfrctx_unknown";
+/// Label carrying the event name of samples that are not CPU samples.
+pub const EVENT_LABEL: &str = "event";
+
+/// The id of the only Mapping.
+const MAPPING_ID: u64 = 1;
+
+/// What makes two samples the same pprof Sample.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Key {
+    context: Vec<(Arc<str>, Arc<str>)>,
+    unknown: Option<UnknownReason>,
+    thread: Arc<str>,
+    /// `None` for CPU samples.
+    event: Option<Arc<str>>,
+    /// Leaf first.
+    frames: Vec<Frame>,
+}
+
+impl Key {
+    /// A total order, for deterministic output.
+    fn order(&self, other: &Key) -> std::cmp::Ordering {
+        fn frames(k: &Key) -> impl Iterator<Item = (&str, i32)> {
+            k.frames.iter().map(|f| (&*f.method, f.line))
+        }
+        (&self.event, &self.context, self.unknown, &self.thread)
+            .cmp(&(&other.event, &other.context, other.unknown, &other.thread))
+            .then_with(|| frames(self).cmp(frames(other)))
+    }
+}
+
+pub struct PprofSink {
+    name: String,
+    path: PathBuf,
+    period_ns: i64,
+    labeler: Labeler,
+    rotation: Rotation,
+    counts: HashMap<Key, i64>,
+    /// Start of the current output's interval: wall clock, and [`now_ns`].
+    started: SystemTime,
+    started_ns: i64,
+    finished: bool,
+}
+
+impl PprofSink {
+    /// Creates the first output file now (empty until written), so that an unwritable path
+    /// fails at agent load.
+    pub fn open(path: &Path, options: &SinkOptions) -> io::Result<PprofSink> {
+        let sink = PprofSink::new(path, options, now_ns());
+        File::create(numbered(path, sink.rotation.peek()))?;
+        Ok(sink)
+    }
+
+    /// A sink whose first interval starts at `now_ns`; no file is touched until a write.
+    pub fn new(path: &Path, options: &SinkOptions, now_ns: i64) -> PprofSink {
+        PprofSink {
+            name: format!("pprof:{}", path.display()),
+            path: path.to_path_buf(),
+            period_ns: options.period_ns,
+            labeler: Labeler::new(&options.cardinality),
+            rotation: Rotation::new(options.interval_ns, now_ns),
+            counts: HashMap::new(),
+            started: SystemTime::now(),
+            started_ns: now_ns,
+            finished: false,
+        }
+    }
+
+    /// Writes an output if the current interval is over at `now_ns` (what `flush` does with
+    /// the current time).
+    pub fn flush_at(&mut self, now_ns: i64) -> io::Result<()> {
+        while self.rotation.due(now_ns) {
+            self.write(now_ns)?;
+        }
+        Ok(())
+    }
+
+    /// The profile of the samples aggregated since the last output, ending at `now_ns`.
+    pub fn profile(&self, now_ns: i64) -> Profile {
+        let mut b = Builder::default();
+        b.string("");
+        let count = ValueType {
+            r#type: b.string("samples"),
+            unit: b.string("count"),
+        };
+        let cpu = ValueType {
+            r#type: b.string("cpu"),
+            unit: b.string("nanoseconds"),
+        };
+        let mut keys: Vec<(&Key, i64)> = self.counts.iter().map(|(k, n)| (k, *n)).collect();
+        keys.sort_by(|x, y| x.0.order(y.0));
+        let mut samples = Vec::with_capacity(keys.len());
+        for (key, n) in keys {
+            samples.push(b.sample(key, n, self.period_ns));
+        }
+        let started_ns = self
+            .started
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64);
+        let comment = match self.rotation.peek() {
+            Some(n) => format!("jfrctx interval {n}"),
+            None => "jfrctx".to_string(),
+        };
+        let mapping = Mapping {
+            id: MAPPING_ID,
+            filename: b.string("jvm"),
+            has_functions: true,
+            has_line_numbers: true,
+            ..Mapping::default()
+        };
+        Profile {
+            sample_type: vec![count, cpu],
+            mapping: vec![mapping],
+            sample: samples,
+            period_type: Some(cpu),
+            period: self.period_ns,
+            default_sample_type: cpu.r#type,
+            time_nanos: started_ns,
+            duration_nanos: now_ns.saturating_sub(self.started_ns).max(0),
+            comment: vec![b.string(&comment)],
+            location: b.locations,
+            function: b.functions,
+            string_table: b.strings,
+            ..Profile::default()
+        }
+    }
+
+    /// Writes the current profile to the next output path and starts a new interval.
+    fn write(&mut self, now_ns: i64) -> io::Result<()> {
+        let bytes = self.profile(now_ns).encode_to_vec();
+        let path = numbered(&self.path, self.rotation.take());
+        self.counts.clear();
+        self.started = SystemTime::now();
+        self.started_ns = now_ns;
+        let file = BufWriter::new(File::create(&path)?);
+        let mut gz = GzEncoder::new(file, Compression::default());
+        gz.write_all(&bytes)?;
+        gz.finish()?.flush()
+    }
+}
+
+impl Sink for PprofSink {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn record(&mut self, s: &ContextualSample) -> io::Result<()> {
+        if self.finished {
+            return Err(io::Error::other("record after finish"));
+        }
+        let (context, unknown) = match &s.context {
+            Ok(map) => (self.labeler.apply(map), None),
+            Err(reason) => (Vec::new(), Some(*reason)),
+        };
+        let key = Key {
+            context,
+            unknown,
+            thread: Arc::clone(&s.thread.name),
+            event: (!is_cpu_event(&s.event)).then(|| Arc::clone(&s.event)),
+            frames: s.frames.clone(),
+        };
+        *self.counts.entry(key).or_insert(0) += 1;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.flush_at(now_ns())
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        self.finished = true;
+        self.write(now_ns())
+    }
+
+    fn replaced(&self) -> Vec<(String, u64)> {
+        self.labeler.replaced()
+    }
+}
+
+/// Interns strings, functions and locations while samples are encoded.
+#[derive(Default)]
+struct Builder {
+    strings: Vec<String>,
+    string_ids: HashMap<String, i64>,
+    functions: Vec<Function>,
+    function_ids: HashMap<Arc<str>, u64>,
+    locations: Vec<Location>,
+    location_ids: HashMap<(u64, i64), u64>,
+}
+
+impl Builder {
+    fn string(&mut self, s: &str) -> i64 {
+        if let Some(&id) = self.string_ids.get(s) {
+            return id;
+        }
+        let id = self.strings.len() as i64;
+        self.strings.push(s.to_string());
+        self.string_ids.insert(s.to_string(), id);
+        id
+    }
+
+    fn location(&mut self, frame: &Frame) -> u64 {
+        let function = match self.function_ids.get(&frame.method) {
+            Some(&id) => id,
+            None => {
+                let id = self.functions.len() as u64 + 1;
+                let name = self.string(&frame.method);
+                self.functions.push(Function {
+                    id,
+                    name,
+                    system_name: name,
+                    ..Function::default()
+                });
+                self.function_ids.insert(Arc::clone(&frame.method), id);
+                id
+            }
+        };
+        let line = i64::from(frame.line.max(0));
+        if let Some(&id) = self.location_ids.get(&(function, line)) {
+            return id;
+        }
+        let id = self.locations.len() as u64 + 1;
+        self.locations.push(Location {
+            id,
+            mapping_id: MAPPING_ID,
+            line: vec![Line {
+                function_id: function,
+                line,
+                column: 0,
+            }],
+            ..Location::default()
+        });
+        self.location_ids.insert((function, line), id);
+        id
+    }
+
+    fn label(&mut self, key: &str, value: &str) -> Label {
+        Label {
+            key: self.string(key),
+            str: self.string(value),
+            ..Label::default()
+        }
+    }
+
+    fn sample(&mut self, key: &Key, n: i64, period_ns: i64) -> Sample {
+        let location_id = key.frames.iter().map(|f| self.location(f)).collect();
+        let mut label: Vec<Label> = key.context.iter().map(|(k, v)| self.label(k, v)).collect();
+        label.push(self.label(THREAD_LABEL, &key.thread));
+        if let Some(reason) = key.unknown {
+            label.push(self.label(UNKNOWN_LABEL, reason.as_str()));
+        }
+        let cpu = match &key.event {
+            Some(event) => {
+                label.push(self.label(EVENT_LABEL, event));
+                0
+            }
+            None => n.saturating_mul(period_ns),
+        };
+        Sample {
+            location_id,
+            value: vec![n, cpu],
+            label,
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "pprof_tests.rs"]
+mod tests;
