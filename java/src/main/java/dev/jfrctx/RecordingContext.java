@@ -4,6 +4,9 @@ import dev.jfrctx.internal.ContextData;
 import dev.jfrctx.internal.EntryList;
 import dev.jfrctx.internal.ThreadState;
 import java.util.concurrent.Callable;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
 
 /**
  * An immutable map of {@link RecordingContextKey} → {@code String} installed on one thread, so that
@@ -46,8 +49,16 @@ import java.util.concurrent.Callable;
  * When the jfrctx agent is not loaded, nothing is recorded, but every method keeps the semantics
  * above (including validation and the stack rules), at little cost.
  *
- * <p>A {@code RecordingContext} is confined to the thread that built it. Use {@link #snapshot()} to
- * carry a context to other threads.
+ * <h2>Carrying context to other threads</h2>
+ * A {@code RecordingContext} is confined to the thread that built it. Use {@link #snapshot()} to
+ * carry a context to other threads, or let the propagation helpers do it:
+ * {@link #wrap(Runnable)} and {@link #wrap(Callable)} bind a task to the context installed when
+ * they are called; {@link #wrap(Executor)}, {@link #wrap(ExecutorService)} and
+ * {@link #wrap(ScheduledExecutorService)} return executors whose tasks run with the context of the
+ * thread that submitted them; {@link #asyncExecutor(Executor)} returns an executor bound to the
+ * context installed when it was created, for {@code CompletableFuture} chains. In every case the
+ * task runs with exactly the captured context, and the thread running it gets its own context back
+ * when the task returns or throws.
  */
 public final class RecordingContext extends Scope implements AutoCloseable {
 
@@ -137,6 +148,182 @@ public final class RecordingContext extends Scope implements AutoCloseable {
         } finally {
             activation.exitDiscardingInner();
         }
+    }
+
+    // ---- propagation helpers ----------------------------------------------------------------
+
+    /**
+     * Returns a task that runs {@code task} with the context installed on the calling thread
+     * <em>now</em> (captured once, by this call), on whatever thread runs it, any number of times.
+     * Each run behaves like {@link #runWithSnapshot}: exactly the captured context is installed
+     * (also when it is empty: a task wrapped with no context runs with none), and the running
+     * thread's own context is restored when the task returns or throws.
+     *
+     * <pre>{@code
+     * try (RecordingContext ctx = RecordingContext.where(ENDPOINT, "/orders").build()) {
+     *     new Thread(RecordingContext.wrap(this::work)).start();   // work() runs in {endpoint: /orders}
+     * }
+     * }</pre>
+     *
+     * <p>As with {@code ExecutorService.submit}, a lambda or method reference that returns a value
+     * selects {@link #wrap(Callable)}; cast it ({@code wrap((Runnable) () -> cache.put(k, v))}) to
+     * get a {@code Runnable}.
+     *
+     * @param task the task
+     * @return the wrapped task
+     * @throws NullPointerException if {@code task} is null
+     */
+    public static Runnable wrap(Runnable task) {
+        return ContextPropagationTasks.runnable(task, snapshot());
+    }
+
+    /**
+     * Returns a task that calls {@code task} with the context installed on the calling thread
+     * <em>now</em> (captured once, by this call); see {@link #wrap(Runnable)}. Each call behaves
+     * like {@link #callWithSnapshot}.
+     *
+     * @param <T> the result type
+     * @param task the task
+     * @return the wrapped task
+     * @throws NullPointerException if {@code task} is null
+     */
+    public static <T> Callable<T> wrap(Callable<T> task) {
+        return ContextPropagationTasks.callable(task, snapshot());
+    }
+
+    /**
+     * Returns an executor that runs every task with the context its <em>submitter</em> had
+     * installed when it called {@code execute} (captured on the submitting thread at that moment),
+     * then restores the running thread's own context, also when the task throws. A task submitted
+     * with no context runs with none, even on a thread that has one installed.
+     *
+     * <p>When {@code executor} is an {@link ExecutorService} (or a
+     * {@link ScheduledExecutorService}), the result is {@link #wrap(ExecutorService)} (or
+     * {@link #wrap(ScheduledExecutorService)}) of it, so it can be cast back to that interface.
+     * Wrapping an executor returned by a {@code wrap} method returns it unchanged.
+     *
+     * <p><b>{@code CompletableFuture}.</b> The result can be passed as the executor of async stages:
+     * <pre>{@code
+     * Executor ex = RecordingContext.wrap(pool);
+     * CompletableFuture.supplyAsync(this::load, ex)       // submitted by this thread: its context
+     *         .thenApplyAsync(this::render, ex)           // submitted when load() completes: same
+     *         .thenAcceptAsync(this::send, ex);
+     * }</pre>
+     * An async stage is submitted by the thread that completes the stage before it (or, when that
+     * one is already complete, by the thread that adds the stage), so in a chain that only uses
+     * wrapped executors every stage inherits the context of the first submitter. When a stage is
+     * completed by foreign code (for example {@code future.complete(x)} on an I/O thread), the next
+     * async stage gets that thread's context; use {@link #asyncExecutor(Executor)} to pin a chain to
+     * one context regardless. Stages without an explicit executor ({@code supplyAsync(s)},
+     * {@code thenApplyAsync(f)}) run on {@link java.util.concurrent.ForkJoinPool#commonPool()} and
+     * carry no context: pass {@code RecordingContext.wrap(ForkJoinPool.commonPool())} to keep the
+     * common pool and carry the context. Non-async stages ({@code thenApply(f)}) run on the thread
+     * that completes the previous stage, with whatever context that thread has installed (a wrapped
+     * task's context while it runs). Tasks forked inside a task ({@code ForkJoinTask.fork()}) are
+     * not wrapped.
+     *
+     * @param executor the executor to delegate to
+     * @return the wrapping executor
+     * @throws NullPointerException if {@code executor} is null
+     */
+    public static Executor wrap(Executor executor) {
+        Checks.notNull(executor, "executor");
+        if (executor instanceof ScheduledExecutorService) {
+            return wrap((ScheduledExecutorService) executor);
+        }
+        if (executor instanceof ExecutorService) {
+            return wrap((ExecutorService) executor);
+        }
+        if (executor instanceof ContextPropagationExecutor
+                && ((ContextPropagationExecutor) executor).capturesAtSubmission()) {
+            return executor;
+        }
+        return new ContextPropagationExecutor(executor, null);
+    }
+
+    /**
+     * Returns an executor service whose every task runs with the context its <em>submitter</em>
+     * had installed when it submitted it: {@code execute}, all {@code submit} variants,
+     * {@code invokeAll} and {@code invokeAny} capture the calling thread's context at the call
+     * (one capture per call, shared by the tasks of an {@code invokeAll}/{@code invokeAny}) and
+     * install exactly that context around each task, restoring the pool thread's own context
+     * afterwards, also when the task throws. Lifecycle methods ({@code shutdown},
+     * {@code shutdownNow}, {@code isShutdown}, {@code isTerminated}, {@code awaitTermination}, and
+     * {@code close} on JDK 19+) go to {@code executor} unchanged; the {@code Future}s are the
+     * delegate's. {@code shutdownNow} returns the delegate's queued tasks, which are the wrapped
+     * ones.
+     *
+     * <pre>{@code
+     * ExecutorService pool = RecordingContext.wrap(Executors.newFixedThreadPool(8));
+     * try (RecordingContext ctx = RecordingContext.where(ENDPOINT, "/orders").build()) {
+     *     pool.submit(this::work);                            // work() runs in {endpoint: /orders}
+     * }
+     * }</pre>
+     *
+     * <p>Wrapping {@code ForkJoinPool.commonPool()} gives an executor for {@code CompletableFuture}
+     * async stages that keeps the common pool; see {@link #wrap(Executor)}. Wrapping an executor
+     * service returned by a {@code wrap} method returns it unchanged.
+     *
+     * @param executor the executor service to delegate to
+     * @return the wrapping executor service
+     * @throws NullPointerException if {@code executor} is null
+     */
+    public static ExecutorService wrap(ExecutorService executor) {
+        Checks.notNull(executor, "executor");
+        if (executor instanceof ScheduledExecutorService) {
+            return wrap((ScheduledExecutorService) executor);
+        }
+        if (executor instanceof ContextPropagationExecutorService) {
+            return executor;
+        }
+        return new ContextPropagationExecutorService(executor);
+    }
+
+    /**
+     * Returns a scheduled executor service that carries the submitter's context like
+     * {@link #wrap(ExecutorService)} and also through {@code schedule} (Runnable and Callable),
+     * {@code scheduleAtFixedRate} and {@code scheduleWithFixedDelay}: the context is captured on
+     * the scheduling thread when the method is called, and every run of the task, including each
+     * repetition of a periodic one, is installed with exactly that context. Wrapping a scheduled
+     * executor service returned by this method returns it unchanged.
+     *
+     * @param executor the scheduled executor service to delegate to
+     * @return the wrapping scheduled executor service
+     * @throws NullPointerException if {@code executor} is null
+     */
+    public static ScheduledExecutorService wrap(ScheduledExecutorService executor) {
+        Checks.notNull(executor, "executor");
+        if (executor instanceof ContextPropagationScheduledExecutorService) {
+            return executor;
+        }
+        return new ContextPropagationScheduledExecutorService(executor);
+    }
+
+    /**
+     * Returns an executor bound to the context installed on the calling thread <em>now</em>
+     * (captured once, by this call): every task it runs, whoever submits it, runs with exactly
+     * that context, and the running thread's own context is restored afterwards. Made for
+     * {@code CompletableFuture} chains whose stages may be triggered by threads with other
+     * contexts (or none):
+     *
+     * <pre>{@code
+     * try (RecordingContext ctx = RecordingContext.where(REQUEST, id).build()) {
+     *     Executor ex = RecordingContext.asyncExecutor(pool);      // pinned to {request: id}
+     *     return client.fetchAsync(url)                          // completed by an I/O thread
+     *             .thenApplyAsync(this::parse, ex)                // still runs in {request: id}
+     *             .thenAcceptAsync(this::store, ex);
+     * }
+     * }</pre>
+     *
+     * Create one per unit of work (it is one small object); see {@link #wrap(Executor)} for the
+     * variant that captures the context of each submitter instead.
+     *
+     * @param executor the executor to delegate to
+     * @return an executor running every task with the context installed now
+     * @throws NullPointerException if {@code executor} is null
+     */
+    public static Executor asyncExecutor(Executor executor) {
+        return new ContextPropagationExecutor(Checks.notNull(executor, "executor"), snapshot());
     }
 
     /**

@@ -1,0 +1,562 @@
+package gt;
+
+import dev.jfrctx.RecordingContext;
+import dev.jfrctx.RecordingContextKey;
+import dev.jfrctx.internal.Introspection;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.Future;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Ground-truth workload for context propagation: submitter threads hand CPU work to executors
+ * wrapped by {@code RecordingContext.wrap(..)} / {@code asyncExecutor(..)}, each submission made
+ * inside {gt: exec_X}; the task does all its work in a method named after the path, so the method
+ * on a sample's stack says which context the agent must report:
+ *
+ * <pre>
+ *   gt_exec_execute            {gt: exec_execute}          wrap(ExecutorService).execute
+ *   gt_exec_submit_runnable    {gt: exec_submit_runnable}  .submit(Runnable)
+ *   gt_exec_submit_callable    {gt: exec_submit_callable}  .submit(Callable)
+ *   gt_exec_invoke_all         {gt: exec_invoke_all}       .invokeAll (2 tasks)
+ *   gt_exec_invoke_any         {gt: exec_invoke_any}       .invokeAny (2 tasks)
+ *   gt_exec_schedule           {gt: exec_schedule}         wrap(ScheduledExecutorService).schedule
+ *   gt_exec_fixed_rate         {gt: exec_fixed_rate}       .scheduleAtFixedRate (4 runs)
+ *   gt_exec_fixed_delay        {gt: exec_fixed_delay}      .scheduleWithFixedDelay (4 runs)
+ *   gt_exec_cf_supply/apply/accept  {gt: exec_cf}          supplyAsync → thenApplyAsync → thenAcceptAsync
+ *   gt_exec_cf_pinned          {gt: exec_cf_pinned}        asyncExecutor chain completed in {gt: foreign}
+ *   gt_exec_common             {gt: exec_common}           wrap(ForkJoinPool.commonPool())
+ *   gt_exec_wrapped_task       {gt: exec_wrapped_task}     wrap(Runnable) on the unwrapped pool
+ *   gt_exec_virtual            {gt: exec_virtual}          wrap(newVirtualThreadPerTaskExecutor()), JDK 21+
+ *   gt_worker_idle             {gt: worker_idle}           pool threads' own context, between tasks
+ *   gt_none                    {}                          submitted with no context, or unwrapped to the common pool
+ * </pre>
+ *
+ * The pool threads have their own context {gt: worker_idle} installed for their whole life and do
+ * a burst of {@code gt_worker_idle} before and after every task (beforeExecute/afterExecute, outside
+ * the wrapper), so a worker that did not get its own context back after a task shows up as a wrong
+ * sample. Every task also checks its context with {@code Introspection} before working (a mismatch
+ * fails the run).
+ *
+ * <p>Usage: {@code java gt.Propagation [seconds=8] [submitters=2]}. Compiled with
+ * {@code --release 17}; the virtual-thread path is added on JDK 21+ (reflectively). Prints one
+ * JSON summary line; exits non-zero on any failure.
+ */
+public final class Propagation {
+
+    static final RecordingContextKey GT = RecordingContextKey.forName("gt");
+
+    /** The paths, in the order the submitters cycle through them. */
+    enum Path {
+        EXECUTE, SUBMIT_RUNNABLE, SUBMIT_CALLABLE, INVOKE_ALL, INVOKE_ANY, SCHEDULE, FIXED_RATE,
+        FIXED_DELAY, CF, CF_PINNED, COMMON, WRAPPED_TASK, NONE, VIRTUAL;
+
+        /** The value of {@code gt} the submitter installs, null for none. */
+        String context() {
+            return this == NONE ? null : "exec_" + name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    static final long TIMEOUT_S = 30;
+    static volatile long SINK;
+    private static final AtomicReference<Throwable> FAILURE = new AtomicReference<>();
+    private static final AtomicLongArray RUNS = new AtomicLongArray(Path.values().length);
+    private static final AtomicLong IDLE_BURSTS = new AtomicLong();
+    private static final AtomicLong CHECKS = new AtomicLong();
+
+    private Propagation() {
+    }
+
+    // ---- the named work methods: computation only, no context calls ------------------------
+
+    static long spin(long until, long seed) {
+        long x = seed ^ until;
+        long rounds = 0;
+        do {
+            for (int i = 0; i < 256; i++) {
+                x = x * 6364136223846793005L + 1442695040888963407L;
+                x ^= x >>> 29;
+            }
+            rounds++;
+        } while (System.nanoTime() < until);
+        return x + rounds;
+    }
+
+    // JFR reports inlined frames as methods of their own, so these names stay on the stack even
+    // when the JIT inlines them.
+    static long gt_exec_execute(long until) { return spin(until, 1); }
+    static long gt_exec_submit_runnable(long until) { return spin(until, 2); }
+    static long gt_exec_submit_callable(long until) { return spin(until, 3); }
+    static long gt_exec_invoke_all(long until) { return spin(until, 4); }
+    static long gt_exec_invoke_any(long until) { return spin(until, 5); }
+    static long gt_exec_schedule(long until) { return spin(until, 6); }
+    static long gt_exec_fixed_rate(long until) { return spin(until, 7); }
+    static long gt_exec_fixed_delay(long until) { return spin(until, 8); }
+    static long gt_exec_cf_supply(long until) { return spin(until, 9); }
+    static long gt_exec_cf_apply(long until) { return spin(until, 10); }
+    static long gt_exec_cf_accept(long until) { return spin(until, 11); }
+    static long gt_exec_cf_pinned(long until) { return spin(until, 12); }
+    static long gt_exec_common(long until) { return spin(until, 13); }
+    static long gt_exec_wrapped_task(long until) { return spin(until, 14); }
+    static long gt_exec_virtual(long until) { return spin(until, 15); }
+    static long gt_worker_idle(long until) { return spin(until, 16); }
+    static long gt_none(long until) { return spin(until, 17); }
+
+    // ---- helpers ---------------------------------------------------------------------------
+
+    static void sink(long v) {
+        SINK ^= v;
+    }
+
+    static long until(long nanos) {
+        return System.nanoTime() + nanos;
+    }
+
+    /** Checks (outside the gt_* methods) that exactly {gt: value} (or nothing) is installed. */
+    static void expect(String value) {
+        Map<String, String> want = new TreeMap<>();
+        if (value != null) {
+            want.put("gt", value);
+        }
+        Map<String, String> got = Introspection.currentEntries();
+        CHECKS.incrementAndGet();
+        if (!got.equals(want)) {
+            fail(new IllegalStateException("on " + Thread.currentThread().getName() + ": expected "
+                    + want + ", installed " + got));
+        }
+    }
+
+    static void fail(Throwable t) {
+        if (FAILURE.compareAndSet(null, t)) {
+            System.err.println("Propagation: failure on " + Thread.currentThread() + ":");
+            t.printStackTrace();
+        }
+    }
+
+    static void ran(Path p) {
+        RUNS.incrementAndGet(p.ordinal());
+    }
+
+    /** A burst of the pool thread's own work, in its own context. */
+    static void idle() {
+        expect("worker_idle");
+        sink(gt_worker_idle(until(150_000L)));
+        IDLE_BURSTS.incrementAndGet();
+    }
+
+    /** Threads that run their whole life inside {gt: worker_idle}. */
+    static ThreadFactory ownContextThreads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(() -> {
+                try (RecordingContext own = RecordingContext.where(GT, "worker_idle").build()) {
+                    r.run();
+                }
+            }, prefix + n.getAndIncrement());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    /** A fixed pool whose threads have their own context and do their own work around tasks. */
+    static final class OwnContextPool extends ThreadPoolExecutor {
+        OwnContextPool(String prefix, int threads) {
+            super(threads, threads, 0L, TimeUnit.MILLISECONDS, new LinkedBlockingQueue<>(),
+                    ownContextThreads(prefix));
+        }
+
+        @Override
+        protected void beforeExecute(Thread t, Runnable r) {
+            idle();
+        }
+
+        @Override
+        protected void afterExecute(Runnable r, Throwable t) {
+            idle();
+        }
+    }
+
+    /** The same for a scheduled pool. */
+    static final class OwnContextScheduler extends ScheduledThreadPoolExecutor {
+        OwnContextScheduler(String prefix, int threads) {
+            super(threads, ownContextThreads(prefix));
+        }
+
+        @Override
+        protected void beforeExecute(Thread t, Runnable r) {
+            idle();
+        }
+
+        @Override
+        protected void afterExecute(Runnable r, Throwable t) {
+            idle();
+        }
+    }
+
+    /** {@code Executors.newVirtualThreadPerTaskExecutor()} reflectively, null before JDK 21. */
+    static ExecutorService virtualPerTask() {
+        if (Runtime.version().feature() < 21) {
+            return null;
+        }
+        try {
+            MethodHandle h = MethodHandles.publicLookup().findStatic(
+                    java.util.concurrent.Executors.class, "newVirtualThreadPerTaskExecutor",
+                    MethodType.methodType(ExecutorService.class));
+            return (ExecutorService) h.invoke();
+        } catch (Throwable t) {
+            throw new IllegalStateException("newVirtualThreadPerTaskExecutor on JDK "
+                    + Runtime.version(), t);
+        }
+    }
+
+    // ---- the paths -------------------------------------------------------------------------
+
+    static final class Pools {
+        final OwnContextPool raw = new OwnContextPool("prop-pool-", 2);
+        final ExecutorService pool = RecordingContext.wrap(raw);
+        final OwnContextScheduler rawScheduler = new OwnContextScheduler("prop-sched-", 1);
+        final ScheduledExecutorService scheduler = RecordingContext.wrap(rawScheduler);
+        final ExecutorService common = RecordingContext.wrap(ForkJoinPool.commonPool());
+        final ExecutorService rawVirtual = virtualPerTask();
+        final ExecutorService virtual = rawVirtual == null ? null : RecordingContext.wrap(rawVirtual);
+    }
+
+    /** Runs one submission on {@code path} with about {@code d} ns of work, and waits for it. */
+    static void submit(Path path, long d, Pools p) throws Exception {
+        String ctx = path.context();
+        switch (path) {
+            case EXECUTE: {
+                CountDownLatch done = new CountDownLatch(1);
+                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
+                    p.pool.execute(() -> {
+                        try {
+                            expect(ctx);
+                            sink(gt_exec_execute(until(d)));
+                            ran(path);
+                        } finally {
+                            done.countDown();
+                        }
+                    });
+                }
+                await(done);
+                break;
+            }
+            case SUBMIT_RUNNABLE: {
+                Future<?> f;
+                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
+                    f = p.pool.submit((Runnable) () -> {
+                        expect(ctx);
+                        sink(gt_exec_submit_runnable(until(d)));
+                        ran(path);
+                    });
+                }
+                f.get(TIMEOUT_S, TimeUnit.SECONDS);
+                break;
+            }
+            case SUBMIT_CALLABLE: {
+                Future<Long> f;
+                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
+                    f = p.pool.submit(() -> {
+                        expect(ctx);
+                        ran(path);
+                        return gt_exec_submit_callable(until(d));
+                    });
+                }
+                sink(f.get(TIMEOUT_S, TimeUnit.SECONDS));
+                break;
+            }
+            case INVOKE_ALL: {
+                List<Callable<Long>> tasks = new ArrayList<>();
+                for (int i = 0; i < 2; i++) {
+                    tasks.add(() -> {
+                        expect(ctx);
+                        ran(path);
+                        return gt_exec_invoke_all(until(d / 2));
+                    });
+                }
+                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
+                    for (Future<Long> f : p.pool.invokeAll(tasks, TIMEOUT_S, TimeUnit.SECONDS)) {
+                        sink(f.get());
+                    }
+                }
+                break;
+            }
+            case INVOKE_ANY: {
+                List<Callable<Long>> tasks = new ArrayList<>();
+                for (int i = 0; i < 2; i++) {
+                    tasks.add(() -> {
+                        expect(ctx);
+                        ran(path);
+                        return gt_exec_invoke_any(until(d));
+                    });
+                }
+                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
+                    sink(p.pool.invokeAny(tasks, TIMEOUT_S, TimeUnit.SECONDS));
+                }
+                break;
+            }
+            case SCHEDULE: {
+                ScheduledFuture<Long> f;
+                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
+                    f = p.scheduler.schedule(() -> {
+                        expect(ctx);
+                        ran(path);
+                        return gt_exec_schedule(until(d));
+                    }, 200, TimeUnit.MICROSECONDS);
+                }
+                sink(f.get(TIMEOUT_S, TimeUnit.SECONDS));
+                break;
+            }
+            case FIXED_RATE:
+            case FIXED_DELAY: {
+                int runs = 4;
+                CountDownLatch done = new CountDownLatch(runs);
+                boolean rate = path == Path.FIXED_RATE;
+                Runnable task = () -> {
+                    expect(ctx);
+                    sink(rate ? gt_exec_fixed_rate(until(d / runs)) : gt_exec_fixed_delay(until(d / runs)));
+                    ran(path);
+                    done.countDown();
+                };
+                ScheduledFuture<?> f;
+                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
+                    f = rate
+                            ? p.scheduler.scheduleAtFixedRate(task, 0, 1, TimeUnit.MILLISECONDS)
+                            : p.scheduler.scheduleWithFixedDelay(task, 0, 200, TimeUnit.MICROSECONDS);
+                }
+                await(done);
+                f.cancel(false);
+                break;
+            }
+            case CF: {
+                CompletableFuture<Void> f;
+                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
+                    f = CompletableFuture.supplyAsync(() -> {
+                        expect(ctx);
+                        return gt_exec_cf_supply(until(d));
+                    }, p.pool).thenApplyAsync(x -> {
+                        expect(ctx);
+                        return x ^ gt_exec_cf_apply(until(d));
+                    }, p.pool).thenAcceptAsync(x -> {
+                        expect(ctx);
+                        sink(x ^ gt_exec_cf_accept(until(d)));
+                        ran(path);
+                    }, p.pool);
+                }
+                f.get(TIMEOUT_S, TimeUnit.SECONDS);
+                break;
+            }
+            case CF_PINNED: {
+                CompletableFuture<Long> source = new CompletableFuture<>();
+                CompletableFuture<Void> f;
+                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
+                    Executor bound = RecordingContext.asyncExecutor(p.raw);
+                    f = source.thenApplyAsync(x -> {
+                        expect(ctx);
+                        return x ^ gt_exec_cf_pinned(until(d / 2));
+                    }, bound).thenAcceptAsync(x -> {
+                        expect(ctx);
+                        sink(x ^ gt_exec_cf_pinned(until(d / 2)));
+                        ran(path);
+                    }, bound);
+                }
+                // Completed by this thread in another context: the chain stays pinned.
+                try (RecordingContext foreign = RecordingContext.where(GT, "foreign").build()) {
+                    source.complete(d);
+                }
+                f.get(TIMEOUT_S, TimeUnit.SECONDS);
+                break;
+            }
+            case COMMON: {
+                Future<Long> f;
+                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
+                    f = p.common.submit(() -> {
+                        expect(ctx);
+                        ran(path);
+                        return gt_exec_common(until(d));
+                    });
+                }
+                sink(f.get(TIMEOUT_S, TimeUnit.SECONDS));
+                // The common pool's threads must have got their (empty) context back.
+                sink(CompletableFuture.supplyAsync(() -> {
+                    expect(null);
+                    ran(Path.NONE);
+                    return gt_none(until(d));
+                }).get(TIMEOUT_S, TimeUnit.SECONDS));
+                break;
+            }
+            case WRAPPED_TASK: {
+                CountDownLatch done = new CountDownLatch(1);
+                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
+                    p.raw.execute(RecordingContext.wrap(() -> {
+                        try {
+                            expect(ctx);
+                            sink(gt_exec_wrapped_task(until(d)));
+                            ran(path);
+                        } finally {
+                            done.countDown();
+                        }
+                    }));
+                }
+                await(done);
+                break;
+            }
+            case NONE: {
+                // No context on the submitter: the task runs with none on a worker that has one.
+                Future<Long> f = p.pool.submit(() -> {
+                    expect(null);
+                    ran(path);
+                    return gt_none(until(d));
+                });
+                sink(f.get(TIMEOUT_S, TimeUnit.SECONDS));
+                break;
+            }
+            case VIRTUAL: {
+                if (p.virtual == null) {
+                    return;
+                }
+                Future<Long> f;
+                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
+                    f = p.virtual.submit(() -> {
+                        expect(ctx);
+                        ran(path);
+                        return gt_exec_virtual(until(d));
+                    });
+                }
+                sink(f.get(TIMEOUT_S, TimeUnit.SECONDS));
+                break;
+            }
+            default:
+                throw new AssertionError(path);
+        }
+    }
+
+    static void await(CountDownLatch latch) throws InterruptedException {
+        if (!latch.await(TIMEOUT_S, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("task did not finish within " + TIMEOUT_S + " s");
+        }
+    }
+
+    static void submitter(int index, long deadline, Pools p) {
+        SplittableRandom rnd = new SplittableRandom(0x9E0900L + index);
+        Path[] paths = Path.values();
+        int i = index * 5;
+        while (System.nanoTime() < deadline && FAILURE.get() == null) {
+            Path path = paths[i++ % paths.length];
+            // 0.5–3 ms of work per task or stage (split between the tasks of invokeAll and the
+            // runs of a periodic task), so that every work method gets a similar share.
+            long d = 500_000L + rnd.nextLong(2_500_000L);
+            try {
+                submit(path, d, p);
+                expect(null); // the submitter's own context is back to none
+            } catch (Throwable t) {
+                fail(new IllegalStateException("path " + path, t));
+            }
+        }
+    }
+
+    /**
+     * On JDK 19+ ({@code ExecutorService} is {@code AutoCloseable}): closing a wrapped pool closes
+     * the pool itself, and closing the wrapped common pool returns at once, as it does on the
+     * common pool (a wrapper relying on the interface's default {@code close()} would wait for a
+     * common pool that never terminates). Returns the number of checks made.
+     */
+    static int checkClose(Pools p) throws Exception {
+        if (!(p.common instanceof AutoCloseable)) {
+            return 0;
+        }
+        ExecutorService raw = java.util.concurrent.Executors.newFixedThreadPool(1);
+        ExecutorService wrapped = RecordingContext.wrap(raw);
+        wrapped.submit(() -> { });
+        Thread closer = new Thread(() -> {
+            try {
+                ((AutoCloseable) p.common).close();
+                ((AutoCloseable) wrapped).close();
+            } catch (Throwable t) {
+                fail(t);
+            }
+        }, "prop-close");
+        closer.start();
+        closer.join(TimeUnit.SECONDS.toMillis(TIMEOUT_S));
+        if (closer.isAlive()) {
+            fail(new IllegalStateException("close() of a wrapped executor did not return"));
+            closer.interrupt();
+        } else if (!raw.isTerminated() || ForkJoinPool.commonPool().isShutdown()) {
+            fail(new IllegalStateException("close(): pool terminated " + raw.isTerminated()
+                    + ", common pool shut down " + ForkJoinPool.commonPool().isShutdown()));
+        }
+        return 2;
+    }
+
+    public static void main(String[] args) throws Exception {
+        double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 8.0;
+        int submitters = args.length > 1 ? Integer.parseInt(args[1]) : 2;
+        Pools p = new Pools();
+        p.raw.prestartAllCoreThreads();
+        p.rawScheduler.prestartAllCoreThreads();
+
+        long start = System.nanoTime();
+        long deadline = start + (long) (seconds * 1e9);
+        List<Thread> threads = new ArrayList<>();
+        for (int i = 0; i < submitters; i++) {
+            int index = i;
+            threads.add(new Thread(() -> submitter(index, deadline, p), "prop-submitter-" + i));
+        }
+        for (Thread t : threads) {
+            t.start();
+        }
+        for (Thread t : threads) {
+            t.join();
+        }
+        int closeChecks = checkClose(p);
+        p.pool.shutdown();
+        p.scheduler.shutdown();
+        if (p.virtual != null) {
+            p.virtual.shutdown();
+        }
+        if (!p.pool.awaitTermination(TIMEOUT_S, TimeUnit.SECONDS)
+                || !p.scheduler.awaitTermination(TIMEOUT_S, TimeUnit.SECONDS)
+                || (p.virtual != null && !p.virtual.awaitTermination(TIMEOUT_S, TimeUnit.SECONDS))) {
+            fail(new IllegalStateException("pools did not terminate"));
+        }
+        long elapsedMs = (System.nanoTime() - start) / 1_000_000L;
+        if (FAILURE.get() != null) {
+            System.exit(1);
+        }
+        StringBuilder runs = new StringBuilder();
+        for (Path path : Path.values()) {
+            if (runs.length() > 0) {
+                runs.append(',');
+            }
+            runs.append('"').append(path.name().toLowerCase(java.util.Locale.ROOT)).append("\":")
+                    .append(RUNS.get(path.ordinal()));
+        }
+        System.out.println("{\"workload\":\"Propagation\",\"java\":\"" + System.getProperty("java.version")
+                + "\",\"virtual\":" + (p.virtual != null)
+                + ",\"submitters\":" + submitters + ",\"elapsed_ms\":" + elapsedMs
+                + ",\"checks\":" + CHECKS.get() + ",\"close_checks\":" + closeChecks + ",\"idle_bursts\":" + IDLE_BURSTS.get()
+                + ",\"runs\":{" + runs + "},\"sink\":" + SINK + "}");
+    }
+}

@@ -1,0 +1,406 @@
+//! Ground truth for context propagation: `tests/java/gt/Propagation.java` submits CPU work through
+//! every wrapped path of the facade (`RecordingContext.wrap(ExecutorService)`: execute, submit
+//! Runnable/Callable, invokeAll, invokeAny; `wrap(ScheduledExecutorService)`: schedule,
+//! scheduleAtFixedRate, scheduleWithFixedDelay; CompletableFuture async stages on a wrapped
+//! executor, on `asyncExecutor(..)` and on the wrapped common pool; `wrap(Runnable)`; on JDK 21+
+//! a wrapped virtual-thread-per-task executor). Each submission is made inside {gt: exec_X} and the
+//! work runs in a method named after the path, on pool threads that have their own context
+//! {gt: worker_idle} between tasks (`gt_worker_idle`). The agent samples every 1 ms; each sample
+//! in a `gt_*` method is correct, unknown or wrong. Wrong must be 0, correct ≥ 99 %, at least
+//! [`MIN_GT_SAMPLES`] such samples, and every path at least [`MIN_PER_PATH`] correct ones.
+//! Samples JFR delivers without a thread (`unknown: no_thread`, the JDK defect of DESIGN.md that
+//! hits the freshly started virtual threads of `gt_exec_virtual` on 21 and 25) are printed and
+//! left out of the ratio: the agent cannot do better than "unknown" for them. Every other unknown
+//! counts against it.
+//!
+//! `cargo test --test propagation -- --nocapture` prints the figures per JDK and path.
+
+mod common;
+
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const SECONDS: &str = "8";
+/// correct / (correct + unknown + wrong) over all `gt_*` samples must reach this.
+const MIN_CORRECT_RATIO: f64 = 0.99;
+/// At least this many samples must land in `gt_*` methods for the run to mean anything.
+const MIN_GT_SAMPLES: usize = 300;
+/// Every path (work method) needs at least this many correct samples (each gets about 1/17 of
+/// the work; a loaded 2-vCPU machine gave 800–3000 `gt_*` samples per 8 s run).
+const MIN_PER_PATH: usize = 10;
+
+/// The class holding the work methods, as it appears in `stack[].method`.
+const GT_CLASS: &str = "gt.Propagation.";
+
+/// The work methods of every run, and the one added on JDK 21+.
+const METHODS: [&str; 16] = [
+    "gt_exec_execute",
+    "gt_exec_submit_runnable",
+    "gt_exec_submit_callable",
+    "gt_exec_invoke_all",
+    "gt_exec_invoke_any",
+    "gt_exec_schedule",
+    "gt_exec_fixed_rate",
+    "gt_exec_fixed_delay",
+    "gt_exec_cf_supply",
+    "gt_exec_cf_apply",
+    "gt_exec_cf_accept",
+    "gt_exec_cf_pinned",
+    "gt_exec_common",
+    "gt_exec_wrapped_task",
+    "gt_worker_idle",
+    "gt_none",
+];
+const VIRTUAL_METHOD: &str = "gt_exec_virtual";
+
+/// The context a `gt_*` method must run in:
+///
+/// | method                                   | expected context |
+/// |------------------------------------------|------------------|
+/// | `gt_none`                                | `{}`             |
+/// | `gt_exec_cf_supply`, `_apply`, `_accept` | `{gt: exec_cf}` (one chain, one submitter) |
+/// | `gt_X` (every other)                     | `{gt: X}`        |
+fn expected_context(method: &str) -> BTreeMap<String, String> {
+    let name = method.strip_prefix("gt_").expect("a gt_* method");
+    let mut m = BTreeMap::new();
+    match name {
+        "none" => {}
+        "exec_cf_supply" | "exec_cf_apply" | "exec_cf_accept" => {
+            m.insert("gt".into(), "exec_cf".into());
+        }
+        other => {
+            m.insert("gt".into(), other.into());
+        }
+    }
+    m
+}
+
+/// The innermost `gt_*` method of the workload on the stack (leaf first), if any.
+fn gt_method(sample: &Value) -> Option<String> {
+    sample["stack"].as_array()?.iter().find_map(|f| {
+        let m = f["method"].as_str()?;
+        let simple = m.strip_prefix(GT_CLASS)?;
+        simple.starts_with("gt_").then(|| simple.to_string())
+    })
+}
+
+fn as_string_map(ctx: &Map<String, Value>) -> Option<BTreeMap<String, String>> {
+    ctx.iter()
+        .map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+        .collect()
+}
+
+#[derive(Debug)]
+enum Verdict {
+    Correct,
+    Unknown(String),
+    Wrong(String),
+}
+
+fn classify(sample: &Value, method: &str) -> Verdict {
+    let expected = expected_context(method);
+    match sample.get("context") {
+        Some(Value::Object(ctx)) => match as_string_map(ctx) {
+            Some(got) if got == expected => Verdict::Correct,
+            _ => Verdict::Wrong(format!(
+                "expected {expected:?}, got {}",
+                Value::Object(ctx.clone())
+            )),
+        },
+        Some(Value::Null) => match sample.get("unknown").and_then(Value::as_str) {
+            Some(reason) if !reason.is_empty() => Verdict::Unknown(reason.to_string()),
+            _ => Verdict::Wrong("context null without an `unknown` reason".into()),
+        },
+        Some(other) => Verdict::Wrong(format!("context is neither an object nor null: {other}")),
+        None => Verdict::Wrong("no `context` field".into()),
+    }
+}
+
+#[derive(Default)]
+struct PathTally {
+    correct: usize,
+    unknown: usize,
+    wrong: usize,
+}
+
+#[derive(Default)]
+struct Tally {
+    correct: usize,
+    unknown: BTreeMap<String, usize>,
+    wrong: usize,
+    wrong_examples: Vec<String>,
+    per_method: BTreeMap<String, PathTally>,
+}
+
+impl Tally {
+    fn unknown_total(&self) -> usize {
+        self.unknown.values().sum()
+    }
+    fn total(&self) -> usize {
+        self.correct + self.unknown_total() + self.wrong
+    }
+    fn add(&mut self, sample: &Value, method: &str) {
+        let entry = self.per_method.entry(method.to_string()).or_default();
+        match classify(sample, method) {
+            Verdict::Correct => {
+                self.correct += 1;
+                entry.correct += 1;
+            }
+            Verdict::Unknown(reason) => {
+                *self.unknown.entry(reason).or_default() += 1;
+                entry.unknown += 1;
+            }
+            Verdict::Wrong(why) => {
+                self.wrong += 1;
+                entry.wrong += 1;
+                if self.wrong_examples.len() < 20 {
+                    self.wrong_examples.push(format!(
+                        "{method} t={} thread={}: {why}",
+                        sample["time_ns"], sample["thread"]
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// The number after `received=` in the agent's summary line.
+fn received_count(summary: &str) -> Option<u64> {
+    let rest = &summary[summary.find("received=")? + "received=".len()..];
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    digits.parse().ok()
+}
+
+fn propagation(jdk: u32) {
+    let _serial = common::serial();
+    let jsonl = common::out_file(&format!("propagation-{jdk}.jsonl"));
+    let options = format!("sink=jsonl:{},period=1ms", jsonl.display());
+    let jvm_args = vec![
+        // Precise method attribution of samples taken between safepoints (see
+        // tests/virtual_threads.rs): the expectation is read from the stack.
+        "-XX:+UnlockDiagnosticVMOptions".to_string(),
+        "-XX:+DebugNonSafepoints".to_string(),
+        common::agent_arg(&options),
+    ];
+    let out = common::run_java_with(
+        jdk,
+        &jvm_args,
+        "gt.Propagation",
+        &[SECONDS],
+        Duration::from_secs(180),
+    );
+    assert!(
+        out.status.success(),
+        "Propagation failed on JDK {jdk}:\n{}",
+        out.dump()
+    );
+    let work = common::summary_json(&out)
+        .unwrap_or_else(|| panic!("no JSON summary from the workload:\n{}", out.dump()));
+    let with_virtual = jdk >= 21;
+    assert_eq!(
+        work["virtual"].as_bool(),
+        Some(with_virtual),
+        "JDK {jdk}: the virtual-thread path should be {}: {work}",
+        if with_virtual { "on" } else { "off" }
+    );
+    // JDK 19+: close() of a wrapped pool closes the pool, of the wrapped common pool returns.
+    assert_eq!(
+        work["close_checks"].as_u64(),
+        Some(if with_virtual { 2 } else { 0 }),
+        "JDK {jdk}: {work}"
+    );
+    // The workload checked every task's context itself (a mismatch exits non-zero); every path
+    // must have run.
+    for (path, runs) in work["runs"]
+        .as_object()
+        .unwrap_or_else(|| panic!("no `runs` in {work}"))
+    {
+        if path == "virtual" && !with_virtual {
+            continue;
+        }
+        assert!(
+            runs.as_u64().unwrap_or(0) > 0,
+            "JDK {jdk}: path {path} never ran: {work}"
+        );
+    }
+
+    let summaries: Vec<&str> = out
+        .agent_lines()
+        .into_iter()
+        .filter(|l| l.starts_with("jfrctx: samples received="))
+        .collect();
+    assert_eq!(
+        summaries.len(),
+        1,
+        "expected exactly one `jfrctx: samples received=` line on stderr:\n{}",
+        out.dump()
+    );
+    let summary = summaries[0];
+    let received = received_count(summary)
+        .unwrap_or_else(|| panic!("cannot read the received count in {summary:?}"));
+    let samples = common::read_json_lines(&jsonl);
+    assert_eq!(
+        received,
+        samples.len() as u64,
+        "agent summary says received={received} but {} has {} lines\n{summary}",
+        jsonl.display(),
+        samples.len()
+    );
+
+    let mut t = Tally::default();
+    for s in &samples {
+        // A sample without a thread can only be unknown: any context would be a guess.
+        if s["thread"]["id"].is_null() {
+            assert!(
+                s["context"].is_null() && s["unknown"].as_str() == Some("no_thread"),
+                "JDK {jdk}: a sample without a thread was not `unknown: no_thread`: {s}"
+            );
+        }
+        if let Some(method) = gt_method(s) {
+            t.add(s, &method);
+        }
+    }
+
+    let total = t.total();
+    let pct = |n: usize| {
+        if total == 0 {
+            0.0
+        } else {
+            100.0 * n as f64 / total as f64
+        }
+    };
+    println!(
+        "propagation JDK {jdk}: {} lines, {total} in gt_* methods: correct {} ({:.2} %), \
+         unknown {} ({:.2} %) {:?}, wrong {}",
+        samples.len(),
+        t.correct,
+        pct(t.correct),
+        t.unknown_total(),
+        pct(t.unknown_total()),
+        t.unknown,
+        t.wrong
+    );
+    for (m, e) in &t.per_method {
+        println!(
+            "    {m:<24} correct {:>5}  unknown {:>4}  wrong {:>4}",
+            e.correct, e.unknown, e.wrong
+        );
+    }
+    println!("    {summary}");
+    println!("    workload: {work}");
+
+    assert_eq!(
+        t.wrong,
+        0,
+        "JDK {jdk}: {} wrong contexts; first ones:\n  {}",
+        t.wrong,
+        t.wrong_examples.join("\n  ")
+    );
+    assert!(
+        total >= MIN_GT_SAMPLES,
+        "JDK {jdk}: only {total} samples in gt_* methods (need {MIN_GT_SAMPLES}); {} lines in {}",
+        samples.len(),
+        jsonl.display()
+    );
+    let no_thread = t.unknown.get("no_thread").copied().unwrap_or(0);
+    let ratio = t.correct as f64 / (total - no_thread).max(1) as f64;
+    assert!(
+        ratio >= MIN_CORRECT_RATIO,
+        "JDK {jdk}: correct {:.2} % (without no_thread) < {:.0} % (unknown {:?})",
+        100.0 * ratio,
+        100.0 * MIN_CORRECT_RATIO,
+        t.unknown
+    );
+    let mut expected: Vec<&str> = METHODS.to_vec();
+    if with_virtual {
+        expected.push(VIRTUAL_METHOD);
+    }
+    for m in &expected {
+        let correct = t.per_method.get(*m).map_or(0, |e| e.correct);
+        assert!(
+            correct >= MIN_PER_PATH,
+            "JDK {jdk}: only {correct} correct samples in {m} (need {MIN_PER_PATH})"
+        );
+    }
+    for m in t.per_method.keys() {
+        assert!(
+            expected.contains(&m.as_str()),
+            "JDK {jdk}: samples in unexpected method {m}"
+        );
+    }
+}
+
+#[test]
+fn expectation_table() {
+    let m = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    assert_eq!(
+        expected_context("gt_exec_submit_callable"),
+        m(&[("gt", "exec_submit_callable")])
+    );
+    assert_eq!(
+        expected_context("gt_exec_cf_apply"),
+        m(&[("gt", "exec_cf")])
+    );
+    assert_eq!(
+        expected_context("gt_exec_cf_pinned"),
+        m(&[("gt", "exec_cf_pinned")])
+    );
+    assert_eq!(
+        expected_context("gt_worker_idle"),
+        m(&[("gt", "worker_idle")])
+    );
+    assert_eq!(expected_context("gt_none"), m(&[]));
+
+    let sample = serde_json::json!({
+        "event": "jdk.ExecutionSample", "time_ns": 1,
+        "thread": {"id": 1, "name": "prop-pool-0", "virtual": false},
+        "context": {"gt": "exec_cf"},
+        "stack": [{"method": "gt.Propagation.spin", "line": 3},
+                  {"method": "gt.Propagation.gt_exec_cf_supply", "line": 9},
+                  {"method": "gt.Propagation.lambda$submit$7", "line": 9}]
+    });
+    let method = gt_method(&sample).unwrap();
+    assert_eq!(method, "gt_exec_cf_supply");
+    assert!(matches!(classify(&sample, &method), Verdict::Correct));
+    assert!(matches!(
+        classify(&sample, "gt_worker_idle"),
+        Verdict::Wrong(_)
+    ));
+    // The ground-truth workload's methods are not this workload's.
+    let other = serde_json::json!({"stack": [{"method": "gt.GroundTruth.gt_alpha", "line": 1}]});
+    assert_eq!(gt_method(&other), None);
+    let unknown = serde_json::json!({"context": null, "unknown": "no_thread"});
+    assert!(matches!(classify(&unknown, "gt_none"), Verdict::Unknown(r) if r == "no_thread"));
+    assert!(matches!(
+        classify(
+            &serde_json::json!({"context": {"gt": "worker_idle"}}),
+            "gt_none"
+        ),
+        Verdict::Wrong(_)
+    ));
+    assert!(matches!(
+        classify(&serde_json::json!({"context": {}}), "gt_none"),
+        Verdict::Correct
+    ));
+}
+
+#[test]
+fn propagation_jdk17() {
+    propagation(17);
+}
+
+#[test]
+fn propagation_jdk21() {
+    propagation(21);
+}
+
+#[test]
+fn propagation_jdk25() {
+    propagation(25);
+}
