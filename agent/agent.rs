@@ -7,16 +7,20 @@ use crate::clock::Calibrator;
 use crate::config::{self, Config};
 use crate::context::repo::Repository;
 use crate::context::ring::Ring;
+use crate::filter::Filter;
 use crate::join::{Decision, Joiner};
 use crate::jvmti::Jvmti;
 use crate::model::{ContextualSample, RawSample, UnknownReason};
-use crate::sink::SinkSet;
+use crate::sink::listener::{self, ListenerSink};
+use crate::sink::{Sink, SinkSet};
 use crate::stream::{self, NativeFns};
 use crate::summary::Counters;
 use crossbeam_queue::SegQueue;
 use jni::Env;
 use parking_lot::Mutex;
+use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
@@ -31,6 +35,8 @@ const MAX_PENDING: usize = 1 << 20;
 const SAFETY_NS: i64 = 1_000_000;
 /// How long VMDeath waits for the stream's last flush.
 const STOP_TIMEOUT_MS: i64 = 5_000;
+/// The worker carries on after a panic (logged) this many times; then it stops for good.
+const MAX_WORKER_PANICS: u32 = 3;
 
 /// The process-wide agent, created by `Agent_OnLoad`.
 struct Agent {
@@ -46,6 +52,11 @@ struct Agent {
     core: Mutex<Core>,
     stop: AtomicBool,
     worker: Mutex<Option<JoinHandle<()>>>,
+    /// The JFR stream was started at VMInit (so VMDeath has one to stop).
+    stream_started: AtomicBool,
+    /// The `RecordingContextFilter` (the `filter=` option, replaced by `Natives.setFilter`);
+    /// `None`: every sample passes.
+    filter: Mutex<Option<Arc<Filter>>>,
 }
 
 /// State owned by whoever runs a round: the worker, or VMDeath for the last one.
@@ -59,6 +70,8 @@ struct Core {
     counters: Counters,
     stream_problem: Option<String>,
     batch_errors: u64,
+    /// In-process listeners (`dev.jfrctx.Samples`), fed after the filter.
+    listener: ListenerSink,
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
@@ -80,9 +93,18 @@ pub fn monotonic_ns() -> i64 {
 
 /// Parses options, checks the JVM version, opens the sinks. Errors are one line, no prefix.
 pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), String> {
+    install_panic_hook();
     let config = config::parse(options).map_err(|e| e.to_string())?;
     crate::log::set_level(config.log_level);
-    if let Some(v) = jvmti.system_property("java.specification.version") {
+    if let Some(v) = std::env::var_os("JFRCTX_TEST_PANIC") {
+        TEST_PANIC.store(parse_test_panic(&v.to_string_lossy())?, Ordering::Relaxed);
+    }
+    // During OnLoad only the VM's own properties exist: `java.specification.version` is set
+    // later by the class library, `java.vm.specification.version` ("11", "17", ...) is there.
+    let version = jvmti
+        .system_property("java.vm.specification.version")
+        .or_else(|| jvmti.system_property("java.specification.version"));
+    if let Some(v) = version {
         let major: u32 = v
             .split('.')
             .next()
@@ -105,9 +127,11 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), String> {
         counters: Counters::default(),
         stream_problem: None,
         batch_errors: 0,
+        listener: ListenerSink::new(&listener::HUB),
     };
     let agent = Agent {
         repo: Mutex::new(Repository::new(config.retention_ns)),
+        filter: Mutex::new(config.filter.clone().map(Arc::new)),
         config,
         state: AtomicU8::new(LOADED),
         new_rings: SegQueue::new(),
@@ -119,6 +143,7 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), String> {
         core: Mutex::new(core),
         stop: AtomicBool::new(false),
         worker: Mutex::new(None),
+        stream_started: AtomicBool::new(false),
     };
     AGENT
         .set(agent)
@@ -135,22 +160,45 @@ pub fn on_vm_init(env: &mut Env<'_>, fns: &NativeFns) -> Result<(), String> {
         .spawn(move || worker_loop(interval))
         .map_err(|e| format!("cannot start the worker thread: {e}"))?;
     *a.worker.lock() = Some(handle);
-    let events = stream::event_config(a.config.period_ns);
+    let events = crate::events::bridge_config(
+        &a.config.events,
+        a.config.period_ns,
+        a.config.throttle.as_deref(),
+    );
     if let Err(msg) = stream::start(env, &events, fns) {
         a.core.lock().stream_problem = Some(msg.clone());
+        // Nothing to profile: the facade stays a no-op (no rings) and VMDeath stops nothing.
+        a.state.store(STOPPED, Ordering::Release);
         return Err(format!(
             "cannot start the JFR stream ({msg}); the application runs without profiling"
         ));
     }
-    crate::info!("recording started ({})", events.trim());
+    a.stream_started.store(true, Ordering::Release);
+    for w in stream::warnings(env) {
+        crate::warn!("{w}");
+    }
+    crate::info!("recording started ({})", stream::enabled_events(env));
+    if let crate::events::Latency::Live { interval_ns } = a.config.latency {
+        match stream::start_live(env, (interval_ns / 1_000_000).max(1)) {
+            Ok(()) => crate::info!(
+                "live mode: forced JFR flush every {} ms",
+                interval_ns / 1_000_000
+            ),
+            Err(msg) => {
+                crate::warn!("latency=live unavailable ({msg}); JFR's default latency (~1 s)")
+            }
+        }
+    }
     Ok(())
 }
 
 /// VMDeath: stop the stream, run the last round, finish the sinks, print the summary.
 pub fn on_vm_death(env: &mut Env<'_>) -> Result<(), String> {
     let Some(a) = agent() else { return Ok(()) };
-    if let Some(problem) = stream::stop(env, STOP_TIMEOUT_MS) {
-        crate::warn!("stopping the JFR stream: {problem}");
+    if a.stream_started.load(Ordering::Acquire) {
+        if let Some(problem) = stream::stop(env, STOP_TIMEOUT_MS) {
+            crate::warn!("stopping the JFR stream: {problem}");
+        }
     }
     shutdown(a);
     Ok(())
@@ -164,24 +212,55 @@ fn shutdown(a: &Agent) {
         let _ = worker.join();
     }
     let mut core = a.core.lock();
-    core.round(a, true);
-    core.sinks.finish_all();
-    let line = core.summary_line(a);
+    // Each step is fenced on its own: a panic in one still lets the sinks finish and the summary
+    // print (a panic in a `catch_unwind` leaves the mutex unlocked, parking_lot does not poison).
+    if catch_unwind(AssertUnwindSafe(|| core.round(a, true))).is_err() {
+        crate::error!(
+            "internal error in the last round ({}); samples not yet written are lost",
+            take_panic()
+        );
+    }
+    if catch_unwind(AssertUnwindSafe(|| core.sinks.finish_all())).is_err() {
+        crate::error!("internal error finishing the sinks ({})", take_panic());
+    }
+    let line = catch_unwind(AssertUnwindSafe(|| core.summary_line(a))).unwrap_or_else(|_| {
+        format!(
+            "jfrctx: error: internal error writing the summary ({})",
+            take_panic()
+        )
+    });
     eprintln!("{line}");
 }
 
 fn worker_loop(interval: Duration) {
     let Some(a) = agent() else { return };
+    let mut panics = 0;
     while !a.stop.load(Ordering::Acquire) {
         std::thread::park_timeout(interval);
         if a.stop.load(Ordering::Acquire) {
             break;
         }
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let result = catch_unwind(AssertUnwindSafe(|| {
             a.core.lock().round(a, false);
         }));
         if result.is_err() {
-            crate::error!("internal error in the worker; samples from now on are not joined");
+            // What the round had taken out of the queues may be lost; everything else (rings,
+            // histories, pending samples, sinks) is still in place, so the next round goes on.
+            panics += 1;
+            if panics < MAX_WORKER_PANICS {
+                crate::error!(
+                    "internal error in the worker ({}); it carries on, samples of that round \
+                     may be missing",
+                    take_panic()
+                );
+                continue;
+            }
+            crate::error!(
+                "internal error in the worker ({}), {panics} times; profiling stops, the \
+                 application keeps running",
+                take_panic()
+            );
+            a.state.store(STOPPED, Ordering::Release);
             break;
         }
     }
@@ -222,6 +301,9 @@ impl Core {
                 }
             }
         }
+        if !last {
+            test_panic(PANIC_WORKER);
+        }
         if self.pending.len() > MAX_PENDING {
             let excess = self.pending.len() - MAX_PENDING;
             self.pending.drain(..excess);
@@ -231,17 +313,20 @@ impl Core {
         self.joiner.prune(now);
         a.repo.lock().collect(now);
         self.sinks.flush_all();
+        let _ = self.listener.flush();
     }
 
     fn join_pending(&mut self, a: &Agent, last: bool) {
         let calibration = self.calibrator.calibration();
         let mut keep = VecDeque::new();
         let repo = a.repo.lock();
+        // Read once per round: a filter set now applies to every sample decided from here on.
+        let filter = a.filter.lock().clone();
         while let Some(s) = self.pending.pop_front() {
             let Some(cal) = calibration else {
                 if last {
                     let out = contextual(s, 0, 0, Err(UnknownReason::NotCalibrated));
-                    self.emit(out);
+                    self.emit(out, filter.as_deref());
                 } else {
                     keep.push_back(s);
                 }
@@ -262,14 +347,19 @@ impl Core {
                 Decision::Context(id) => repo.get(id).ok_or(UnknownReason::ContextReleased),
             };
             let d = cal.duration_to_nanos(s.duration_ticks);
-            self.emit(contextual(s, t, d, context));
+            self.emit(contextual(s, t, d, context), filter.as_deref());
         }
         self.pending = keep;
     }
 
-    fn emit(&mut self, s: ContextualSample) {
+    fn emit(&mut self, s: ContextualSample, filter: Option<&Filter>) {
         self.counters.add(&s);
+        if filter.is_some_and(|f| !f.accepts(&s)) {
+            self.counters.filtered += 1;
+            return;
+        }
         self.sinks.record_all(&s);
+        let _ = self.listener.record(&s);
     }
 
     fn summary_line(&self, a: &Agent) -> String {
@@ -278,6 +368,7 @@ impl Core {
         c.threads = a.threads_registered.load(Ordering::Relaxed);
         c.lost_entries = self.joiner.counters().entries_lost;
         c.sinks = self.sinks.stats();
+        c.sinks.extend(listener::HUB.stats());
         c.line()
     }
 }
@@ -306,15 +397,37 @@ pub fn intern(entries: Vec<(String, String)>, released: &[i64]) -> Result<u64, S
     if a.state.load(Ordering::Acquire) != RUNNING {
         return Ok(0);
     }
-    let now = monotonic_ns();
-    let mut repo = a.repo.lock();
-    for &id in released {
-        if id > 0 {
-            repo.release(id as u64, now);
+    let interned = catch_unwind(AssertUnwindSafe(|| {
+        test_panic(PANIC_INTERN);
+        let now = monotonic_ns();
+        let mut repo = a.repo.lock();
+        for &id in released {
+            if id > 0 {
+                repo.release(id as u64, now);
+            }
         }
-    }
-    repo.intern(entries)
+        repo.intern(entries)
+    }));
+    // A panic here must not reach the facade as an exception: it would disable context recording
+    // for the rest of the run, and samples would then claim "no context". The context gets an id
+    // the repository never hands out instead, so its samples are reported unknown.
+    interned.unwrap_or_else(|_| {
+        static LOGGED: AtomicBool = AtomicBool::new(false);
+        if !LOGGED.swap(true, Ordering::Relaxed) {
+            crate::error!(
+                "internal error in Natives.intern ({}); samples in that context are reported \
+                 unknown (context_released), the application carries on (further ones are not \
+                 logged)",
+                take_panic()
+            );
+        }
+        Ok(UNINTERNED_CONTEXT)
+    })
 }
+
+/// The id given to a context whose interning failed: never interned, so `repo.get` finds nothing
+/// and its samples are unknown; releasing it is a no-op.
+const UNINTERNED_CONTEXT: u64 = i64::MAX as u64;
 
 /// `Natives.register`: allocates the calling thread's ring; None when not running.
 pub fn register(thread_id: i64, capacity: i32) -> Option<(*mut u8, usize)> {
@@ -365,6 +478,149 @@ pub fn thread_ended(thread_id: i64) {
 /// `Natives.deliver`: one encoded batch from the stream bridge.
 pub fn deliver(bytes: Vec<u8>) {
     if let Some(a) = agent() {
+        // Stopped (after the worker gave up): nobody would ever take the batch off the queue.
+        if a.state.load(Ordering::Acquire) == STOPPED {
+            return;
+        }
+        test_panic(PANIC_DELIVER);
         a.batches.push(bytes);
+    }
+}
+
+/// `Natives.setFilter`: replaces the filter (`None` or a blank spec: no filter). Samples decided
+/// from the next worker round on obey it. The error is one line.
+pub fn set_filter(spec: Option<&str>) -> Result<(), String> {
+    let filter = Filter::parse(spec.unwrap_or(""))?;
+    if let Some(a) = agent() {
+        match &filter {
+            Some(f) => crate::info!("filter set: {f}"),
+            None => crate::info!("filter removed"),
+        }
+        *a.filter.lock() = filter.map(Arc::new);
+    }
+    Ok(())
+}
+
+/// `Natives.setListening`: switches delivery to in-process listeners on or off.
+pub fn set_listening(on: bool, listener_thread: i64) {
+    let on = on && agent().is_some_and(|a| a.state.load(Ordering::Acquire) == RUNNING);
+    listener::HUB.set_listening(on, listener_thread);
+}
+
+/// `Natives.pollSamples`: the next listener batch, waiting at most `timeout`.
+pub fn poll_samples(timeout: Duration) -> Option<Vec<u8>> {
+    listener::HUB.poll(timeout)
+}
+
+// ---- panics ------------------------------------------------------------------------------------
+
+thread_local! {
+    /// Message and location of the last panic on this thread, set by the panic hook.
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Replaces std's multi-line panic report by a note kept for the catch site, which logs it on
+/// its one `jfrctx:` line (every agent entry point and thread catches panics). The hook belongs
+/// to this library's own copy of std, so other native code in the process is not affected.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let payload = info.payload();
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let _ = LAST_PANIC.try_with(|p| *p.borrow_mut() = Some(format!("panic{at}: {msg}")));
+    }));
+}
+
+/// The last panic on this thread (see [`install_panic_hook`]), for a catch site's log line.
+pub fn take_panic() -> String {
+    LAST_PANIC
+        .try_with(|p| p.borrow_mut().take())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| "panic".into())
+}
+
+// ---- test hook -----------------------------------------------------------------------------------
+//
+// `JFRCTX_TEST_PANIC=intern|deliver|worker` (several: comma-separated), read once by `load`, is a
+// hook for the fault tests (tests/faults.rs) and nothing else: the named path panics once —
+// `intern` in `Natives.intern`, `deliver` in `Natives.deliver`, `worker` in a worker round — so
+// that the tests can check the JVM survives a panic there. Unset, it costs one relaxed load on
+// those paths.
+
+const PANIC_INTERN: u8 = 1;
+const PANIC_DELIVER: u8 = 2;
+const PANIC_WORKER: u8 = 4;
+const PANIC_POINTS: [(&str, u8); 3] = [
+    ("intern", PANIC_INTERN),
+    ("deliver", PANIC_DELIVER),
+    ("worker", PANIC_WORKER),
+];
+
+/// The panic points still armed.
+static TEST_PANIC: AtomicU8 = AtomicU8::new(0);
+
+fn parse_test_panic(value: &str) -> Result<u8, String> {
+    let mut bits = 0;
+    for item in value.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let Some((_, bit)) = PANIC_POINTS.iter().find(|(n, _)| *n == item) else {
+            return Err(format!(
+                "JFRCTX_TEST_PANIC: unknown point '{item}' (known: intern, deliver, worker)"
+            ));
+        };
+        bits |= bit;
+    }
+    Ok(bits)
+}
+
+/// Panics once if the test hook armed `point`.
+fn test_panic(point: u8) {
+    if TEST_PANIC.load(Ordering::Relaxed) & point != 0
+        && TEST_PANIC.fetch_and(!point, Ordering::AcqRel) & point != 0
+    {
+        // Literal messages: a `&'static str` payload is what every catch site can print.
+        match point {
+            PANIC_INTERN => panic!("JFRCTX_TEST_PANIC=intern"),
+            PANIC_DELIVER => panic!("JFRCTX_TEST_PANIC=deliver"),
+            _ => panic!("JFRCTX_TEST_PANIC=worker"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod fault_hook_tests {
+    use super::*;
+
+    #[test]
+    fn test_panic_points_parse() {
+        assert_eq!(parse_test_panic(""), Ok(0));
+        assert_eq!(parse_test_panic("worker"), Ok(PANIC_WORKER));
+        assert_eq!(
+            parse_test_panic("intern, deliver"),
+            Ok(PANIC_INTERN | PANIC_DELIVER)
+        );
+        assert!(parse_test_panic("everywhere")
+            .unwrap_err()
+            .contains("everywhere"));
+    }
+
+    #[test]
+    fn an_armed_point_panics_once_with_its_name() {
+        TEST_PANIC.fetch_or(PANIC_DELIVER, Ordering::AcqRel);
+        let first = std::panic::catch_unwind(|| test_panic(PANIC_DELIVER));
+        let msg = first.unwrap_err();
+        assert_eq!(
+            msg.downcast_ref::<&str>().copied(),
+            Some("JFRCTX_TEST_PANIC=deliver")
+        );
+        test_panic(PANIC_DELIVER);
+        test_panic(PANIC_WORKER);
     }
 }

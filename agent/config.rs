@@ -6,6 +6,10 @@
 //! A non-repeatable key given twice in the same place (command line or file) is an error; `sink`
 //! may repeat. The file may not contain `config=` itself.
 //!
+//! The aggregated sinks (pprof, collapsed, svg) take the global options `interval`,
+//! `cardinality`, `collapsed_keys` and `svg_key`; after parsing they are copied, with `period`,
+//! into every [`SinkSpec`] as its [`SinkOptions`] (what a sink needs when it is opened).
+//!
 //! Everything here is pure: [`parse_with`] takes the file reader as a parameter.
 
 use std::fmt;
@@ -13,9 +17,11 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::log::Level;
+use crate::sink::{parse_cardinality, parse_keys};
+pub use crate::sink::{Policy, SinkOptions};
 
 /// Option keys, in the order shown in error messages.
-pub const KNOWN_KEYS: [&str; 8] = [
+pub const KNOWN_KEYS: [&str; 16] = [
     "sink",
     "period",
     "log",
@@ -24,6 +30,14 @@ pub const KNOWN_KEYS: [&str; 8] = [
     "retention",
     "drain",
     "stack_depth",
+    "interval",
+    "cardinality",
+    "collapsed_keys",
+    "svg_key",
+    "events",
+    "throttle",
+    "latency",
+    "filter",
 ];
 
 /// Where no `sink` is given: JSON lines into the working directory, one file per process.
@@ -38,6 +52,7 @@ pub const RETENTION_MIN_NS: i64 = 3 * S;
 pub const DRAIN_MIN_NS: i64 = MS;
 pub const DRAIN_MAX_NS: i64 = S;
 pub const STACK_DEPTH_MAX: u32 = 2048;
+pub const INTERVAL_MIN_NS: i64 = S;
 
 /// The agent's configuration after parsing and validation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,21 +70,36 @@ pub struct Config {
     pub drain_interval_ns: i64,
     /// Maximum recorded stack depth (default 64, `1..=2048`).
     pub stack_depth: u32,
+    /// Options of the aggregated sinks, also copied into every `sinks[i].options`.
+    pub sink_options: SinkOptions,
+    /// JFR events to record (`events=`, default `cpu`).
+    pub events: crate::events::EventSelection,
+    /// `jdk.CPUTimeSample` throttle as a JFR setting value (`throttle=`; default: the period).
+    pub throttle: Option<String>,
+    /// Sample → sink delivery (`latency=default|live|live:DURATION`).
+    pub latency: crate::events::Latency,
+    /// `filter=`: the initial `RecordingContextFilter` (`None`: every sample passes).
+    pub filter: Option<crate::filter::Filter>,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Config {
-            sinks: vec![SinkSpec {
-                format: SinkFormat::Jsonl,
-                target: Output::File(PathBuf::from("jfrctx-%p.jsonl")),
-            }],
+            sinks: vec![SinkSpec::new(
+                SinkFormat::Jsonl,
+                Output::File(PathBuf::from("jfrctx-%p.jsonl")),
+            )],
             period_ns: 20 * MS,
             log_level: Level::Warn,
             ring_capacity: 1024,
             retention_ns: 5 * S,
             drain_interval_ns: 10 * MS,
             stack_depth: 64,
+            sink_options: SinkOptions::default(),
+            events: crate::events::EventSelection::default(),
+            throttle: None,
+            latency: crate::events::Latency::Default,
+            filter: None,
         }
     }
 }
@@ -79,10 +109,22 @@ impl Default for Config {
 pub struct SinkSpec {
     pub format: SinkFormat,
     pub target: Output,
+    /// The global sink options (filled in by [`parse_with`]).
+    pub options: SinkOptions,
 }
 
 impl SinkSpec {
-    /// Parses `FORMAT:TARGET`, or a bare `FORMAT` (target `jfrctx-%p.<ext>`).
+    /// A spec with default options.
+    pub fn new(format: SinkFormat, target: Output) -> SinkSpec {
+        SinkSpec {
+            format,
+            target,
+            options: SinkOptions::default(),
+        }
+    }
+
+    /// Parses `FORMAT:TARGET`, or a bare `FORMAT` (target `jfrctx-%p.<ext>`, for svg the
+    /// directory `jfrctx-%p-svg`). pprof and svg cannot write to stdout (`-`).
     pub fn parse(value: &str) -> Result<SinkSpec, ConfigError> {
         let value = value.trim();
         if value.is_empty() {
@@ -95,12 +137,20 @@ impl SinkSpec {
         let format = SinkFormat::parse(format)
             .ok_or_else(|| ConfigError::UnknownSinkFormat(format.into()))?;
         let target = match target {
+            None if format == SinkFormat::Svg => Output::File(PathBuf::from("jfrctx-%p-svg")),
             None => Output::File(PathBuf::from(format!("jfrctx-%p.{}", format.extension()))),
             Some("") => return Err(ConfigError::EmptySinkTarget(value.into())),
+            Some("-") if matches!(format, SinkFormat::Pprof | SinkFormat::Svg) => {
+                return Err(ConfigError::BadValue {
+                    key: "sink",
+                    value: value.into(),
+                    why: format!("{} cannot write to stdout (give a path)", format.name()),
+                });
+            }
             Some("-") => Output::Stdout,
             Some(path) => Output::File(PathBuf::from(path)),
         };
-        Ok(SinkSpec { format, target })
+        Ok(SinkSpec::new(format, target))
     }
 
     /// This spec with `%p` in its path replaced by `pid`.
@@ -108,6 +158,7 @@ impl SinkSpec {
         SinkSpec {
             format: self.format,
             target: self.target.resolve(pid),
+            options: self.options.clone(),
         }
     }
 }
@@ -124,22 +175,34 @@ impl fmt::Display for SinkSpec {
 pub enum SinkFormat {
     /// One JSON object per sample, one per line.
     Jsonl,
+    /// Gzipped pprof `profile.proto`, aggregated.
+    Pprof,
+    /// Folded stacks (`root;...;leaf COUNT`), aggregated.
+    Collapsed,
+    /// A directory of SVG flame graphs (inferno), aggregated.
+    Svg,
 }
 
 impl SinkFormat {
-    pub const ALL: [SinkFormat; 1] = [SinkFormat::Jsonl];
+    pub const ALL: [SinkFormat; 4] = [
+        SinkFormat::Jsonl,
+        SinkFormat::Pprof,
+        SinkFormat::Collapsed,
+        SinkFormat::Svg,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             SinkFormat::Jsonl => "jsonl",
+            SinkFormat::Pprof => "pprof",
+            SinkFormat::Collapsed => "collapsed",
+            SinkFormat::Svg => "svg",
         }
     }
 
-    /// File name extension of the default target.
+    /// File name extension of the default target (the format's name).
     pub fn extension(self) -> &'static str {
-        match self {
-            SinkFormat::Jsonl => "jsonl",
-        }
+        self.name()
     }
 
     pub fn parse(s: &str) -> Option<SinkFormat> {
@@ -216,6 +279,12 @@ pub enum ConfigError {
     EmptySink,
     EmptySinkTarget(String),
     UnknownSinkFormat(String),
+    /// A list-valued option that does not parse; `why` says what is wrong.
+    BadValue {
+        key: &'static str,
+        value: String,
+        why: String,
+    },
     Duplicate(&'static str),
     NestedConfig,
     EmptyConfigPath,
@@ -267,6 +336,9 @@ impl fmt::Display for ConfigError {
             ConfigError::UnknownSinkFormat(v) => {
                 let known: Vec<&str> = SinkFormat::ALL.iter().map(|f| f.name()).collect();
                 write!(f, "unknown sink format '{v}' (known: {})", known.join(", "))
+            }
+            ConfigError::BadValue { key, value, why } => {
+                write!(f, "bad {key} '{value}': {why}")
             }
             ConfigError::Duplicate(k) => write!(f, "option '{k}' given twice"),
             ConfigError::NestedConfig => f.write_str("config= is not allowed inside a config file"),
@@ -329,6 +401,18 @@ pub fn parse_with(
     let mut config = Config::default();
     file.apply(&mut config);
     cli.apply(&mut config);
+    config.sink_options.period_ns = config.period_ns;
+    for spec in &mut config.sinks {
+        let rotates = config.sink_options.interval_ns.is_some() && spec.format != SinkFormat::Jsonl;
+        if rotates && spec.target == Output::Stdout {
+            return Err(ConfigError::BadValue {
+                key: "sink",
+                value: spec.to_string(),
+                why: "interval cannot rotate stdout (give a path)".into(),
+            });
+        }
+        spec.options = config.sink_options.clone();
+    }
     Ok(config)
 }
 
@@ -366,6 +450,14 @@ struct Layer {
     retention_ns: Option<i64>,
     drain_interval_ns: Option<i64>,
     stack_depth: Option<u32>,
+    interval_ns: Option<i64>,
+    cardinality: Option<Vec<(String, Policy)>>,
+    collapsed_keys: Option<Vec<String>>,
+    svg_key: Option<String>,
+    events: Option<crate::events::EventSelection>,
+    throttle: Option<String>,
+    latency: Option<crate::events::Latency>,
+    filter: Option<Option<crate::filter::Filter>>,
 }
 
 impl Layer {
@@ -426,6 +518,50 @@ impl Layer {
                 }
                 once(&mut self.stack_depth, "stack_depth", n)?
             }
+            "interval" => {
+                let ns = parse_duration("interval", value)?;
+                if ns < INTERVAL_MIN_NS {
+                    return Err(ConfigError::OutOfRange {
+                        key: "interval",
+                        value: value.into(),
+                        allowed: "at least 1s",
+                    });
+                }
+                once(&mut self.interval_ns, "interval", ns)?
+            }
+            "cardinality" => {
+                let v = parse_cardinality(value).map_err(|why| bad_value(key, value, why))?;
+                once(&mut self.cardinality, "cardinality", v)?
+            }
+            "collapsed_keys" => {
+                let v = parse_keys(value).map_err(|why| bad_value(key, value, why))?;
+                once(&mut self.collapsed_keys, "collapsed_keys", v)?
+            }
+            "svg_key" => match parse_keys(value) {
+                Ok(mut v) if v.len() == 1 => once(&mut self.svg_key, "svg_key", v.remove(0))?,
+                Ok(_) => return Err(bad_value(key, value, "exactly one key expected".into())),
+                Err(why) => return Err(bad_value(key, value, why)),
+            },
+            "events" => {
+                let v = crate::events::EventSelection::parse(value)
+                    .map_err(|why| bad_value(key, value, why))?;
+                once(&mut self.events, "events", v)?
+            }
+            "throttle" => {
+                let v = crate::events::parse_throttle(value)
+                    .map_err(|why| bad_value(key, value, why))?;
+                once(&mut self.throttle, "throttle", v)?
+            }
+            "latency" => {
+                let v = crate::events::Latency::parse(value)
+                    .map_err(|why| bad_value(key, value, why))?;
+                once(&mut self.latency, "latency", v)?
+            }
+            "filter" => {
+                let v = crate::filter::Filter::parse(value)
+                    .map_err(|why| bad_value(key, value, why))?;
+                once(&mut self.filter, "filter", v)?
+            }
             _ => return Err(ConfigError::UnknownOption(key.into())),
         }
         Ok(())
@@ -453,6 +589,40 @@ impl Layer {
         if let Some(v) = self.stack_depth {
             config.stack_depth = v;
         }
+        let o = &mut config.sink_options;
+        o.interval_ns = self.interval_ns.or(o.interval_ns);
+        o.cardinality = self
+            .cardinality
+            .unwrap_or(std::mem::take(&mut o.cardinality));
+        o.collapsed_keys = self
+            .collapsed_keys
+            .unwrap_or(std::mem::take(&mut o.collapsed_keys));
+        o.svg_key = self.svg_key.unwrap_or(std::mem::take(&mut o.svg_key));
+        if let Some(v) = self.events {
+            config.events = v;
+        }
+        if let Some(v) = self.throttle {
+            config.throttle = Some(v);
+        }
+        if let Some(v) = self.latency {
+            config.latency = v;
+        }
+        if let Some(v) = self.filter {
+            config.filter = v;
+        }
+    }
+}
+
+/// `BadValue` for one of the sink options (`key` is one of [`KNOWN_KEYS`]).
+fn bad_value(key: &str, value: &str, why: String) -> ConfigError {
+    let key = KNOWN_KEYS
+        .into_iter()
+        .find(|k| *k == key)
+        .unwrap_or("option");
+    ConfigError::BadValue {
+        key,
+        value: value.into(),
+        why,
     }
 }
 
@@ -498,298 +668,5 @@ pub fn parse_duration(key: &'static str, value: &str) -> Result<i64, ConfigError
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::collections::HashMap;
-
-    fn ok(options: &str) -> Config {
-        match parse_with(options, &no_files) {
-            Ok(c) => c,
-            Err(e) => panic!("{options:?}: {e}"),
-        }
-    }
-
-    fn err(options: &str) -> String {
-        match parse_with(options, &no_files) {
-            Ok(c) => panic!("{options:?} parsed: {c:?}"),
-            Err(e) => e.to_string(),
-        }
-    }
-
-    fn no_files(p: &Path) -> io::Result<String> {
-        Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("{} not provided", p.display()),
-        ))
-    }
-
-    fn with_files(options: &str, files: &[(&str, &str)]) -> Result<Config, String> {
-        let map: HashMap<PathBuf, String> = files
-            .iter()
-            .map(|(p, t)| (PathBuf::from(p), t.to_string()))
-            .collect();
-        let read = move |p: &Path| {
-            map.get(p)
-                .cloned()
-                .ok_or_else(|| io::Error::from_raw_os_error(2))
-        };
-        parse_with(options, &read).map_err(|e| e.to_string())
-    }
-
-    fn file_sink(path: &str) -> SinkSpec {
-        SinkSpec {
-            format: SinkFormat::Jsonl,
-            target: Output::File(PathBuf::from(path)),
-        }
-    }
-
-    #[test]
-    fn empty_options_give_every_default() {
-        let c = ok("");
-        assert_eq!(c, Config::default());
-        assert_eq!(c.sinks, vec![file_sink("jfrctx-%p.jsonl")]);
-        assert_eq!(c.period_ns, 20_000_000);
-        assert_eq!(c.log_level, Level::Warn);
-        assert_eq!(c.ring_capacity, 1024);
-        assert_eq!(c.retention_ns, 5_000_000_000);
-        assert_eq!(c.drain_interval_ns, 10_000_000);
-        assert_eq!(c.stack_depth, 64);
-        assert_eq!(c.sinks[0].to_string(), DEFAULT_SINK);
-    }
-
-    #[test]
-    fn each_option_is_read() {
-        let c = ok(
-            "sink=jsonl:/tmp/s.jsonl,period=10ms,log=info,ring=4096,retention=10s,\
-                    drain=5ms,stack_depth=128",
-        );
-        assert_eq!(c.sinks, vec![file_sink("/tmp/s.jsonl")]);
-        assert_eq!(c.period_ns, 10_000_000);
-        assert_eq!(c.log_level, Level::Info);
-        assert_eq!(c.ring_capacity, 4096);
-        assert_eq!(c.retention_ns, 10_000_000_000);
-        assert_eq!(c.drain_interval_ns, 5_000_000);
-        assert_eq!(c.stack_depth, 128);
-    }
-
-    #[test]
-    fn spaces_and_empty_items_are_tolerated() {
-        let c = ok(" period = 1ms , , log=debug,");
-        assert_eq!(c.period_ns, 1_000_000);
-        assert_eq!(c.log_level, Level::Debug);
-    }
-
-    #[test]
-    fn sinks_repeat_and_stdout_is_dash() {
-        let c = ok("sink=jsonl:-,sink=jsonl:/a/%p.jsonl,sink=jsonl");
-        assert_eq!(
-            c.sinks,
-            vec![
-                SinkSpec {
-                    format: SinkFormat::Jsonl,
-                    target: Output::Stdout
-                },
-                file_sink("/a/%p.jsonl"),
-                file_sink("jfrctx-%p.jsonl"),
-            ]
-        );
-        assert_eq!(c.sinks[0].to_string(), "jsonl:-");
-        assert_eq!(c.sinks[1].resolve(42).to_string(), "jsonl:/a/42.jsonl");
-    }
-
-    #[test]
-    fn pid_expansion() {
-        let o = Output::File(PathBuf::from("/t/%p-x-%p.jsonl"));
-        assert_eq!(o.resolve(7), Output::File(PathBuf::from("/t/7-x-7.jsonl")));
-        assert_eq!(Output::Stdout.resolve(7), Output::Stdout);
-        assert_eq!(expand_pid(Path::new("/plain"), 1), PathBuf::from("/plain"));
-    }
-
-    #[test]
-    fn durations_take_every_unit() {
-        for (text, ns) in [
-            ("7ns", 7),
-            ("7us", 7_000),
-            ("7ms", 7_000_000),
-            ("7s", 7_000_000_000),
-            ("2m", 120_000_000_000),
-        ] {
-            assert_eq!(parse_duration("period", text), Ok(ns), "{text}");
-        }
-    }
-
-    #[test]
-    fn bad_durations() {
-        for v in [
-            "x",
-            "10",
-            "ms",
-            "10h",
-            "-5ms",
-            "0ms",
-            "1.5s",
-            "99999999999999999999s",
-            "9999999999m",
-        ] {
-            assert_eq!(
-                err(&format!("period={v}")),
-                format!("bad duration '{v}' for period (expected e.g. 20ms, 1s)")
-            );
-        }
-    }
-
-    #[test]
-    fn unknown_option_lists_known_ones() {
-        assert_eq!(
-            err("perod=10ms"),
-            "unknown option 'perod' (known: sink, period, log, config, ring, retention, drain, \
-             stack_depth)"
-        );
-    }
-
-    #[test]
-    fn missing_equals() {
-        assert_eq!(
-            err("period"),
-            "missing '=' in option 'period' (expected key=value)"
-        );
-    }
-
-    #[test]
-    fn sink_errors() {
-        assert_eq!(err("sink="), "empty sink");
-        assert_eq!(
-            err("sink=foo:/x"),
-            "unknown sink format 'foo' (known: jsonl)"
-        );
-        assert_eq!(
-            err("sink=pprof"),
-            "unknown sink format 'pprof' (known: jsonl)"
-        );
-        assert_eq!(
-            err("sink=jsonl:"),
-            "empty target in sink 'jsonl:' (expected e.g. jsonl:/tmp/s.jsonl or jsonl:-)"
-        );
-    }
-
-    #[test]
-    fn log_level_errors() {
-        assert_eq!(
-            err("log=verbose"),
-            "bad log level 'verbose' (known: error, warn, info, debug)"
-        );
-    }
-
-    #[test]
-    fn range_errors() {
-        assert_eq!(
-            err("ring=1000"),
-            "ring '1000' out of range (allowed: a power of two from 16 to 1048576)"
-        );
-        assert!(err("ring=8").starts_with("ring '8' out of range"));
-        assert!(err("ring=2097152").starts_with("ring '2097152' out of range"));
-        assert_eq!(ok("ring=16").ring_capacity, 16);
-        assert_eq!(ok("ring=1048576").ring_capacity, 1 << 20);
-        assert_eq!(err("ring=big"), "bad number 'big' for ring");
-        assert_eq!(
-            err("retention=2s"),
-            "retention '2s' out of range (allowed: at least 3s)"
-        );
-        assert_eq!(ok("retention=3s").retention_ns, 3_000_000_000);
-        assert_eq!(
-            err("drain=999us"),
-            "drain '999us' out of range (allowed: 1ms to 1s)"
-        );
-        assert!(err("drain=2s").starts_with("drain '2s' out of range"));
-        assert_eq!(ok("drain=1s").drain_interval_ns, 1_000_000_000);
-        assert_eq!(
-            err("stack_depth=0"),
-            "stack_depth '0' out of range (allowed: 1 to 2048)"
-        );
-        assert!(err("stack_depth=2049").starts_with("stack_depth '2049' out of range"));
-        assert_eq!(err("stack_depth=-1"), "bad number '-1' for stack_depth");
-    }
-
-    #[test]
-    fn duplicates_are_errors_except_sink() {
-        assert_eq!(err("period=1ms,period=2ms"), "option 'period' given twice");
-        assert_eq!(err("log=info,log=info"), "option 'log' given twice");
-        assert_eq!(err("config=/a,config=/b"), "option 'config' given twice");
-        assert_eq!(ok("sink=jsonl:/a,sink=jsonl:/b").sinks.len(), 2);
-    }
-
-    #[test]
-    fn config_file_is_read_and_overridden() {
-        let file = "# comment\n\nperiod = 5ms\nlog=debug\nsink=jsonl:/f.jsonl\nsink=jsonl:-\n";
-        let c = with_files("config=/etc/j.conf", &[("/etc/j.conf", file)]).unwrap();
-        assert_eq!(c.period_ns, 5_000_000);
-        assert_eq!(c.log_level, Level::Debug);
-        assert_eq!(c.sinks.len(), 2);
-        assert_eq!(c.ring_capacity, 1024);
-
-        let c = with_files("config=/etc/j.conf,period=7ms", &[("/etc/j.conf", file)]).unwrap();
-        assert_eq!(c.period_ns, 7_000_000);
-        assert_eq!(c.log_level, Level::Debug);
-        // Command-line sinks replace the file's sinks.
-        let c = with_files(
-            "sink=jsonl:/cli.jsonl,config=/etc/j.conf",
-            &[("/etc/j.conf", file)],
-        )
-        .unwrap();
-        assert_eq!(c.sinks, vec![file_sink("/cli.jsonl")]);
-        // A file line may hold a comma in a path.
-        let c = with_files("config=/c", &[("/c", "sink=jsonl:/a,b.jsonl")]).unwrap();
-        assert_eq!(c.sinks, vec![file_sink("/a,b.jsonl")]);
-    }
-
-    #[test]
-    fn config_file_errors() {
-        assert_eq!(
-            with_files("config=/x", &[]).unwrap_err(),
-            "config file /x: No such file or directory"
-        );
-        assert_eq!(
-            with_files("config=/x", &[("/x", "period=1ms\n# c\nlog\n")]).unwrap_err(),
-            "config file /x line 3: missing '='"
-        );
-        assert_eq!(
-            with_files("config=/x", &[("/x", "config=/y\n")]).unwrap_err(),
-            "config file /x line 1: config= is not allowed inside a config file"
-        );
-        assert_eq!(
-            with_files("config=/x", &[("/x", "log=info\nlog=warn\n")]).unwrap_err(),
-            "config file /x line 2: option 'log' given twice"
-        );
-        assert_eq!(
-            with_files("config=/x", &[("/x", "period=fast\n")]).unwrap_err(),
-            "config file /x line 1: bad duration 'fast' for period (expected e.g. 20ms, 1s)"
-        );
-        assert_eq!(
-            with_files("config=/x", &[("/x", "colour=red\n")]).unwrap_err(),
-            "config file /x line 1: unknown option 'colour' (known: sink, period, log, config, \
-             ring, retention, drain, stack_depth)"
-        );
-        assert_eq!(err("config="), "empty path for config");
-    }
-
-    #[test]
-    fn errors_are_one_line() {
-        for e in [
-            err("perod=1"),
-            err("sink="),
-            err("period=x"),
-            with_files("config=/x", &[("/x", "a\n")]).unwrap_err(),
-        ] {
-            assert!(!e.contains('\n') && !e.starts_with("jfrctx"), "{e}");
-        }
-    }
-
-    #[test]
-    fn io_message_drops_os_error_suffix() {
-        assert_eq!(
-            io_message(&io::Error::from_raw_os_error(2)),
-            "No such file or directory"
-        );
-        assert_eq!(io_message(&io::Error::other("plain")), "plain");
-    }
-}
+#[path = "config_tests.rs"]
+mod tests;

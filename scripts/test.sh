@@ -6,8 +6,15 @@
 #   3. cargo fmt --all -- --check
 #   4. cargo clippy --all-targets -- -D warnings
 #   5. cargo test: unit tests and the integration tests (real JVMs on JDK 17, 21, 25)
-#   6. Gradle Java tests (cd java && gradle --offline --no-daemon -q cleanTest test), when
-#      java/build.gradle exists (cleanTest: always run them, so that their counts are printed)
+#   6. valgrind memcheck over the unit tests of the Rust cores that touch raw memory or carry the
+#      join (context::, join::, batch::, clock::, sink::jsonl), one test at a time (valgrind
+#      serialises threads) and without the slowest concurrent ring test: ~80 s. Miri and the
+#      sanitizers need a nightly toolchain, which cannot be installed here (only crates.io is
+#      reachable), so valgrind stands in.
+#   7. Gradle Java tests (cd java && gradle --offline --no-daemon -q cleanTest test), when
+#      java/build.gradle exists (cleanTest: always run them, so that their counts are printed);
+#      they include integration tests that start JVMs with the agent (java/src/test/.../it)
+#   8. scripts/stress.sh --smoke and scripts/soak.sh --smoke (~1.5 min together)
 #
 # Stops at the first failing step with a non-zero status. Always ends with one line
 # `N passed, N failed` (cargo's and Gradle's test counts summed over what ran).
@@ -71,6 +78,24 @@ set -e
 count_cargo "$logs/cargo-test.log"
 [ "$rc" = 0 ] || fail "cargo test (log: $logs/cargo-test.log)"
 
+step "valgrind memcheck (Rust cores)"
+command -v valgrind >/dev/null 2>&1 || fail "valgrind not found (apt-get install valgrind)"
+unit_bin="$(cargo test --lib --no-run --message-format=json 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    try:
+        m = json.loads(line)
+    except ValueError:
+        continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["executable"])
+' | tail -n 1)"
+[ -n "$unit_bin" ] && [ -x "$unit_bin" ] || fail "cannot find the unit-test binary for valgrind"
+valgrind --error-exitcode=1 --leak-check=no -q "$unit_bin" --test-threads=1 -q \
+    context:: join:: batch:: clock:: sink::jsonl --skip concurrent_paced_producer_small_ring \
+    >"$logs/valgrind.log" 2>&1 || { tail -n 40 "$logs/valgrind.log" >&2; fail "valgrind memcheck (log: $logs/valgrind.log)"; }
+grep -E '^test result:' "$logs/valgrind.log" >&2 || true
+
 if [ -f java/build.gradle ]; then
     step "gradle test (java/)"
     command -v gradle >/dev/null 2>&1 || fail "gradle not found (scripts/jdks.sh installs it)"
@@ -91,6 +116,13 @@ if [ -f java/build.gradle ]; then
 else
     echo "test.sh: no java/build.gradle; skipping the Gradle tests" >&2
 fi
+
+step "stress smoke (scripts/stress.sh --smoke)"
+bash scripts/stress.sh --smoke >"$logs/stress-smoke.log" 2>&1 \
+    || { tail -n 30 "$logs/stress-smoke.log" >&2; fail "scripts/stress.sh --smoke (log: $logs/stress-smoke.log)"; }
+step "soak smoke (scripts/soak.sh --smoke)"
+bash scripts/soak.sh --smoke >"$logs/soak-smoke.log" 2>&1 \
+    || { tail -n 30 "$logs/soak-smoke.log" >&2; fail "scripts/soak.sh --smoke (log: $logs/soak-smoke.log)"; }
 
 echo "test.sh: all steps passed in $((SECONDS - t0)) s" >&2
 summary

@@ -11,9 +11,15 @@
 //! is `{}` when no context was installed, and `null` (followed by `"unknown":"<reason>"`) when
 //! it could not be decided. `thread.id` is `null` when JFR gave no thread. Stack leaf first;
 //! `line` is -1 when unknown. Strings are escaped by serde_json.
+//!
+//! A file deleted while the sink writes to it (a cleanup job, a careless `rm`) is noticed at the
+//! next flush after a write (`fstat` finds no link left): the sink logs it, with the number of
+//! samples that went with the deleted file, and carries on in a new file at the same path.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 
 use super::Sink;
 use crate::config::Output;
@@ -24,16 +30,53 @@ pub struct JsonlSink<W: Write + Send> {
     name: String,
     out: BufWriter<W>,
     finished: bool,
+    /// File targets: watches for the file being deleted under the sink.
+    watch: Option<Watch<W>>,
+}
+
+/// Deletions logged one by one; later ones are still handled, silently.
+const DELETIONS_LOGGED: u64 = 10;
+
+/// What a file-backed sink needs to notice its file was deleted and to start a new one.
+struct Watch<W> {
+    path: PathBuf,
+    /// A second descriptor of the open file, for `fstat`.
+    probe: File,
+    /// Opens a new file at `path`: its writer and a probe descriptor.
+    reopen: fn(&Path) -> io::Result<(W, File)>,
+    /// Samples written into the current file.
+    written: u64,
+    /// Whether something was written since the last check (no write, nothing to lose).
+    dirty: bool,
+    deletions: u64,
+}
+
+fn create_file(path: &Path) -> io::Result<(Box<dyn Write + Send>, File)> {
+    let file = File::create(path)?;
+    let probe = file.try_clone()?;
+    Ok((Box::new(file), probe))
 }
 
 impl JsonlSink<Box<dyn Write + Send>> {
     /// Opens (creates or truncates) the target now. `%p` must already be resolved.
     pub fn open(target: &Output) -> io::Result<Self> {
-        let out: Box<dyn Write + Send> = match target {
-            Output::Stdout => Box::new(io::stdout()),
-            Output::File(path) => Box::new(File::create(path)?),
-        };
-        Ok(JsonlSink::new(format!("jsonl:{target}"), out))
+        let name = format!("jsonl:{target}");
+        match target {
+            Output::Stdout => Ok(JsonlSink::new(name, Box::new(io::stdout()))),
+            Output::File(path) => {
+                let (out, probe) = create_file(path)?;
+                let mut sink = JsonlSink::new(name, out);
+                sink.watch = Some(Watch {
+                    path: path.clone(),
+                    probe,
+                    reopen: create_file,
+                    written: 0,
+                    dirty: false,
+                    deletions: 0,
+                });
+                Ok(sink)
+            }
+        }
     }
 }
 
@@ -43,7 +86,41 @@ impl<W: Write + Send> JsonlSink<W> {
             name,
             out: BufWriter::with_capacity(64 * 1024, out),
             finished: false,
+            watch: None,
         }
+    }
+
+    /// After a flush: when the file was deleted, logs it and (unless `last`) starts a new file at
+    /// the same path. Everything written so far went into the deleted file.
+    fn check_deleted(&mut self, last: bool) -> io::Result<()> {
+        let Some(w) = self.watch.as_mut().filter(|w| w.dirty) else {
+            return Ok(());
+        };
+        w.dirty = false;
+        if w.probe.metadata()?.nlink() > 0 {
+            return Ok(());
+        }
+        w.deletions += 1;
+        if w.deletions <= DELETIONS_LOGGED {
+            let next = if last {
+                "the run is over"
+            } else {
+                "writing continues in a new file at the same path"
+            };
+            crate::warn!(
+                "sink {}: the file was deleted while in use; the {} samples written to it went \
+                 with it; {next}",
+                self.name,
+                w.written
+            );
+        }
+        w.written = 0;
+        if !last {
+            let (out, probe) = (w.reopen)(&w.path)?;
+            w.probe = probe;
+            self.out = BufWriter::with_capacity(64 * 1024, out);
+        }
+        Ok(())
     }
 
     /// Flushes and returns the underlying writer.
@@ -61,16 +138,23 @@ impl<W: Write + Send> Sink for JsonlSink<W> {
         if self.finished {
             return Err(io::Error::other("record after finish"));
         }
-        write_sample(&mut self.out, s)
+        write_sample(&mut self.out, s)?;
+        if let Some(w) = &mut self.watch {
+            w.written += 1;
+            w.dirty = true;
+        }
+        Ok(())
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.out.flush()
+        self.out.flush()?;
+        self.check_deleted(false)
     }
 
     fn finish(&mut self) -> io::Result<()> {
         self.finished = true;
-        self.out.flush()
+        self.out.flush()?;
+        self.check_deleted(true)
     }
 }
 
@@ -264,6 +348,29 @@ mod tests {
         sink.finish().unwrap();
         assert!(sink.record(&sample()).is_err());
         assert_eq!(sink.name(), "jsonl:x");
+    }
+
+    #[test]
+    fn a_deleted_file_is_noticed_and_a_new_one_started() {
+        let dir = std::env::temp_dir().join(format!("jfrctx-jsonl-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("deleted.jsonl");
+        let mut sink = JsonlSink::open(&Output::File(path.clone())).unwrap();
+        sink.record(&sample()).unwrap();
+        sink.record(&sample()).unwrap();
+        sink.flush().unwrap();
+        std::fs::remove_file(&path).unwrap();
+        sink.flush().unwrap(); // nothing written since: nothing to notice yet
+        assert!(!path.exists());
+        sink.record(&sample()).unwrap();
+        sink.flush().unwrap(); // noticed: this sample went with the old file too
+        assert_eq!(sink.watch.as_ref().unwrap().deletions, 1);
+        assert!(path.exists());
+        sink.record(&sample()).unwrap();
+        sink.finish().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

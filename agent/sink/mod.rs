@@ -1,12 +1,26 @@
 //! Sinks: where contextualised samples go. One file per format behind the [`Sink`] trait, and a
 //! [`SinkSet`] that feeds several sinks and accounts for their failures.
+//!
+//! The aggregated sinks (`pprof`, `collapsed`, `svg`) share what is defined here: their
+//! [`SinkOptions`], the cardinality [`Labeler`] and the [`Rotation`] of their outputs.
 
+use std::collections::HashSet;
 use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
-use crate::config::{io_message, SinkFormat, SinkSpec};
-use crate::model::ContextualSample;
+use crate::config::{io_message, Output, SinkFormat, SinkSpec};
+use crate::model::{ContextMap, ContextualSample};
 
+pub mod collapsed;
 pub mod jsonl;
+pub mod listener;
+pub mod pprof;
+#[rustfmt::skip]
+#[allow(clippy::all, clippy::pedantic)]
+pub mod proto;
+pub mod svg;
 
 /// A destination for contextualised samples. Called from the worker thread only.
 pub trait Sink: Send {
@@ -17,17 +31,37 @@ pub trait Sink: Send {
     fn flush(&mut self) -> io::Result<()>;
     /// Completes the output (called once at shutdown); no `record` follows.
     fn finish(&mut self) -> io::Result<()>;
+    /// Per context key with a cardinality policy other than `keep`: how many sample labels the
+    /// policy replaced (hash, cap) or removed (drop). Empty for sinks that keep every value.
+    fn replaced(&self) -> Vec<(String, u64)> {
+        Vec::new()
+    }
 }
 
 /// Opens the sink described by `spec` now (so an unwritable target fails at agent load), with
 /// `%p` in its path replaced by `pid`. The error is one line naming the sink and the cause.
 pub fn open(spec: &SinkSpec, pid: u32) -> Result<Box<dyn Sink>, String> {
     let spec = spec.resolve(pid);
-    match spec.format {
-        SinkFormat::Jsonl => jsonl::JsonlSink::open(&spec.target)
-            .map(|s| Box::new(s) as Box<dyn Sink>)
-            .map_err(|e| format!("cannot open jsonl sink {}: {}", spec.target, io_message(&e))),
-    }
+    let o = &spec.options;
+    let sink: io::Result<Box<dyn Sink>> = match (spec.format, &spec.target) {
+        (SinkFormat::Jsonl, t) => jsonl::JsonlSink::open(t).map(|s| Box::new(s) as _),
+        (SinkFormat::Collapsed, t) => {
+            collapsed::CollapsedSink::open(t, o).map(|s| Box::new(s) as _)
+        }
+        (SinkFormat::Pprof, Output::File(p)) => {
+            pprof::PprofSink::open(p, o).map(|s| Box::new(s) as _)
+        }
+        (SinkFormat::Svg, Output::File(d)) => svg::SvgSink::open(d, o).map(|s| Box::new(s) as _),
+        (_, Output::Stdout) => Err(io::Error::other("cannot write to stdout")),
+    };
+    sink.map_err(|e| {
+        let format = spec.format.name();
+        format!(
+            "cannot open {format} sink {}: {}",
+            spec.target,
+            io_message(&e)
+        )
+    })
 }
 
 /// Per-sink counters, as shown in the summary.
@@ -135,6 +169,15 @@ impl SinkSet {
         }
     }
 
+    /// Per sink with a cardinality policy: its name and [`Sink::replaced`].
+    pub fn replaced(&self) -> Vec<(String, Vec<(String, u64)>)> {
+        self.entries
+            .iter()
+            .map(|e| (e.sink.name().to_string(), e.sink.replaced()))
+            .filter(|(_, r)| !r.is_empty())
+            .collect()
+    }
+
     pub fn stats(&self) -> Vec<SinkStats> {
         self.entries
             .iter()
@@ -157,148 +200,278 @@ fn fail(e: &mut Entry, what: &str, err: &io::Error) {
     );
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::Output;
-    use crate::model::{ContextMap, ThreadInfo};
-    use std::path::PathBuf;
-    use std::sync::{Arc, Mutex};
+// ---- options of the aggregated sinks ----------------------------------------------------------
 
-    /// Fails `record` from the `fail_at`-th call on (0-based); logs calls into `log`.
-    struct Fake {
-        name: String,
-        fail_at: Option<usize>,
-        calls: Arc<Mutex<Vec<String>>>,
-        n: usize,
-    }
+/// The events the aggregated sinks treat as CPU samples (weighted by the sampling period). Other
+/// events (see `events=`) are counted too, but set apart: pprof labels them `event` with a zero
+/// `cpu/nanoseconds` value, collapsed and svg give them a frame `[EVENT]` below their stack.
+pub const CPU_EVENTS: [&str; 2] = ["jdk.ExecutionSample", "jdk.CPUTimeSample"];
 
-    impl Sink for Fake {
-        fn name(&self) -> &str {
-            &self.name
+pub fn is_cpu_event(event: &str) -> bool {
+    CPU_EVENTS.contains(&event)
+}
+
+/// Largest N of the `cap:N` policy.
+pub const CAP_MAX: u32 = 1_000_000;
+
+/// What the aggregated sinks need besides their target (filled in by `config`); JSON lines
+/// ignores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SinkOptions {
+    /// The sampling period (`period`), for pprof's `cpu/nanoseconds` values.
+    pub period_ns: i64,
+    /// `interval=DURATION`: one output per interval plus a final one at exit.
+    pub interval_ns: Option<i64>,
+    /// `cardinality=KEY:POLICY+...`: per-key policies; keys not listed are kept.
+    pub cardinality: Vec<(String, Policy)>,
+    /// `collapsed_keys=K1+K2`: context keys shown as root frames by the collapsed sink.
+    pub collapsed_keys: Vec<String>,
+    /// `svg_key=KEY`: the key whose values get one SVG each (default `endpoint`).
+    pub svg_key: String,
+}
+
+impl Default for SinkOptions {
+    fn default() -> Self {
+        SinkOptions {
+            period_ns: 20_000_000,
+            interval_ns: None,
+            cardinality: Vec::new(),
+            collapsed_keys: Vec::new(),
+            svg_key: "endpoint".into(),
         }
-        fn record(&mut self, _: &ContextualSample) -> io::Result<()> {
-            self.calls
-                .lock()
-                .unwrap()
-                .push(format!("{} record", self.name));
-            self.n += 1;
-            match self.fail_at {
-                Some(k) if self.n > k => Err(io::Error::other("disk full")),
-                _ => Ok(()),
-            }
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            self.calls
-                .lock()
-                .unwrap()
-                .push(format!("{} flush", self.name));
-            Ok(())
-        }
-        fn finish(&mut self) -> io::Result<()> {
-            self.calls
-                .lock()
-                .unwrap()
-                .push(format!("{} finish", self.name));
-            Ok(())
-        }
-    }
-
-    fn fake(name: &str, fail_at: Option<usize>, calls: &Arc<Mutex<Vec<String>>>) -> Box<dyn Sink> {
-        Box::new(Fake {
-            name: name.into(),
-            fail_at,
-            calls: Arc::clone(calls),
-            n: 0,
-        })
-    }
-
-    fn sample() -> ContextualSample {
-        ContextualSample {
-            event: Arc::from("jdk.ExecutionSample"),
-            time_ns: 1,
-            duration_ns: 0,
-            thread: ThreadInfo {
-                id: Some(1),
-                name: Arc::from("main"),
-                is_virtual: false,
-            },
-            context: Ok(Arc::new(ContextMap::default())),
-            weight: 0,
-            frames: vec![],
-            truncated: false,
-        }
-    }
-
-    fn stats(name: &str, records: u64, errors: u64) -> SinkStats {
-        SinkStats {
-            name: name.into(),
-            records,
-            errors,
-        }
-    }
-
-    #[test]
-    fn a_failing_sink_is_disabled_and_the_others_continue() {
-        let calls = Arc::new(Mutex::new(Vec::new()));
-        let mut set = SinkSet::new();
-        set.push(fake("good", None, &calls));
-        set.push(fake("bad", Some(2), &calls));
-        assert_eq!(set.active(), 2);
-        for _ in 0..5 {
-            set.record_all(&sample());
-        }
-        set.flush_all();
-        set.finish_all();
-        set.finish_all();
-        assert_eq!(set.stats(), vec![stats("good", 5, 0), stats("bad", 2, 3)]);
-        let calls = calls.lock().unwrap();
-        let bad_calls = calls.iter().filter(|c| c.starts_with("bad")).count();
-        assert_eq!(bad_calls, 3, "{calls:?}");
-        assert_eq!(calls.iter().filter(|c| *c == "good finish").count(), 1);
-        assert_eq!(set.active(), 0);
-    }
-
-    #[test]
-    fn records_after_finish_count_as_errors() {
-        let calls = Arc::new(Mutex::new(Vec::new()));
-        let mut set = SinkSet::new();
-        set.push(fake("a", None, &calls));
-        set.record_all(&sample());
-        set.finish_all();
-        set.record_all(&sample());
-        assert_eq!(set.stats(), vec![stats("a", 1, 1)]);
-    }
-
-    #[test]
-    fn open_reports_an_unwritable_path() {
-        let spec = SinkSpec {
-            format: SinkFormat::Jsonl,
-            target: Output::File(PathBuf::from("/nonexistent-jfrctx-dir/x-%p.jsonl")),
-        };
-        let err = open(&spec, 12).err().expect("open must fail");
-        assert_eq!(
-            err,
-            "cannot open jsonl sink /nonexistent-jfrctx-dir/x-12.jsonl: No such file or directory"
-        );
-        assert!(SinkSet::open_all(&[spec], 1).is_err());
-    }
-
-    #[test]
-    fn open_resolves_pid_and_names_the_sink() {
-        let dir = std::env::temp_dir().join(format!("jfrctx-sink-test-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let spec = SinkSpec {
-            format: SinkFormat::Jsonl,
-            target: Output::File(dir.join("s-%p.jsonl")),
-        };
-        let mut set = SinkSet::open_all(&[spec], 77).unwrap();
-        let path = dir.join("s-77.jsonl");
-        assert_eq!(set.stats()[0].name, format!("jsonl:{}", path.display()));
-        set.record_all(&sample());
-        set.finish_all();
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(text.lines().count(), 1);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+
+/// What an aggregated sink does with the values of one context key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    /// The value as it is (the default).
+    Keep,
+    /// The label is removed.
+    Drop,
+    /// The value becomes 8 hex digits of its 32-bit FNV-1a hash.
+    Hash,
+    /// The first N distinct values are kept, later ones become `other`.
+    Cap(u32),
+}
+
+impl Policy {
+    pub fn parse(s: &str) -> Option<Policy> {
+        match s {
+            "keep" => Some(Policy::Keep),
+            "drop" => Some(Policy::Drop),
+            "hash" => Some(Policy::Hash),
+            _ => match s.strip_prefix("cap:")?.parse() {
+                Ok(n) if (1..=CAP_MAX).contains(&n) => Some(Policy::Cap(n)),
+                _ => None,
+            },
+        }
+    }
+}
+
+/// The value of `cardinality=KEY:POLICY+KEY:POLICY` (keys unique and non-empty); the error says
+/// what is wrong, in a few words.
+pub fn parse_cardinality(value: &str) -> Result<Vec<(String, Policy)>, String> {
+    let mut out: Vec<(String, Policy)> = Vec::new();
+    for item in value.split('+').map(str::trim) {
+        let (key, policy) = match item.split_once(':') {
+            Some((k, p)) if !k.trim().is_empty() => (k.trim(), p.trim()),
+            _ => return Err(format!("'{item}' is not KEY:POLICY")),
+        };
+        let Some(policy) = Policy::parse(policy) else {
+            return Err(format!(
+                "unknown policy '{policy}' for {key} (known: keep, drop, hash, cap:N with N from \
+                 1 to {CAP_MAX})"
+            ));
+        };
+        if out.iter().any(|(k, _)| k == key) {
+            return Err(format!("key {key} given twice"));
+        }
+        out.push((key.to_string(), policy));
+    }
+    Ok(out)
+}
+
+/// The value of `K1+K2+...` (keys unique and non-empty).
+pub fn parse_keys(value: &str) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for k in value.split('+').map(str::trim) {
+        if k.is_empty() {
+            return Err("empty key (expected e.g. endpoint+tenant)".into());
+        }
+        if out.iter().any(|o| o == k) {
+            return Err(format!("key {k} given twice"));
+        }
+        out.push(k.to_string());
+    }
+    Ok(out)
+}
+
+/// The value `cap:N` gives to the values after the first N.
+pub const OTHER: &str = "other";
+
+/// 32-bit FNV-1a of `s`'s UTF-8 bytes, as 8 lowercase hex digits (the `hash` policy).
+pub fn fnv1a_hex(s: &str) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in s.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    format!("{h:08x}")
+}
+
+/// Applies the cardinality policies to context maps, and counts per key the labels it replaced.
+/// `cap:N` remembers the first N distinct values of its key for the sink's lifetime (across
+/// rotations).
+pub struct Labeler {
+    /// Keys with a policy other than `keep`, with their distinct kept values (for `cap`) and
+    /// the number of labels replaced or removed.
+    rules: Vec<Rule>,
+    other: Arc<str>,
+}
+
+struct Rule {
+    key: String,
+    policy: Policy,
+    seen: HashSet<Arc<str>>,
+    replaced: u64,
+}
+
+impl Labeler {
+    pub fn new(cardinality: &[(String, Policy)]) -> Labeler {
+        let rules = cardinality
+            .iter()
+            .filter(|(_, p)| *p != Policy::Keep)
+            .map(|(key, policy)| Rule {
+                key: key.clone(),
+                policy: *policy,
+                seen: HashSet::new(),
+                replaced: 0,
+            })
+            .collect();
+        Labeler {
+            rules,
+            other: Arc::from(OTHER),
+        }
+    }
+
+    /// The entries of `map` after the policies, in key order.
+    pub fn apply(&mut self, map: &ContextMap) -> Vec<(Arc<str>, Arc<str>)> {
+        let mut out = Vec::with_capacity(map.entries.len());
+        for (k, v) in &map.entries {
+            let Some(rule) = self.rules.iter_mut().find(|r| *r.key == **k) else {
+                out.push((Arc::clone(k), Arc::clone(v)));
+                continue;
+            };
+            let value = match rule.policy {
+                Policy::Keep => Some(Arc::clone(v)),
+                Policy::Drop => None,
+                Policy::Hash => Some(Arc::from(fnv1a_hex(v))),
+                Policy::Cap(n) => {
+                    if rule.seen.contains(v) || rule.seen.len() < n as usize {
+                        rule.seen.insert(Arc::clone(v));
+                        Some(Arc::clone(v))
+                    } else {
+                        Some(Arc::clone(&self.other))
+                    }
+                }
+            };
+            if !value.as_ref().is_some_and(|x| Arc::ptr_eq(x, v)) {
+                rule.replaced += 1;
+            }
+            if let Some(value) = value {
+                out.push((Arc::clone(k), value));
+            }
+        }
+        out
+    }
+
+    /// Per key with a policy other than `keep`, in the order given: labels replaced or removed.
+    pub fn replaced(&self) -> Vec<(String, u64)> {
+        self.rules
+            .iter()
+            .map(|r| (r.key.clone(), r.replaced))
+            .collect()
+    }
+}
+
+// ---- rotation ---------------------------------------------------------------------------------
+
+/// Nanoseconds on a monotonic clock (origin: first call in the process).
+pub fn now_ns() -> i64 {
+    static ORIGIN: OnceLock<Instant> = OnceLock::new();
+    ORIGIN.get_or_init(Instant::now).elapsed().as_nanos() as i64
+}
+
+/// When an aggregated sink writes an output. Without an interval: once, at exit, to its path.
+/// With one: output `n` (1, 2, ...) when the `n`-th interval of wall time since the sink was
+/// opened is over (checked at every `flush`, i.e. every worker round), and a last one at exit
+/// holding the partial interval. An interval holds the samples the agent decided during it
+/// (samples reach the sinks about a second after they were taken); an interval without samples
+/// still gives its (empty) output, so that output `n` always covers interval `n`.
+pub struct Rotation {
+    interval_ns: Option<i64>,
+    deadline_ns: i64,
+    written: u32,
+}
+
+impl Rotation {
+    pub fn new(interval_ns: Option<i64>, now_ns: i64) -> Rotation {
+        Rotation {
+            interval_ns,
+            deadline_ns: now_ns.saturating_add(interval_ns.unwrap_or(i64::MAX)),
+            written: 0,
+        }
+    }
+
+    /// Whether the current interval is over at `now_ns`; when it is, the next one starts where
+    /// it ended (call again: several may be over after a stall).
+    pub fn due(&mut self, now_ns: i64) -> bool {
+        match self.interval_ns {
+            Some(i) if now_ns >= self.deadline_ns => {
+                self.deadline_ns = self.deadline_ns.saturating_add(i);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The number of the next output (1-based) when rotating, `None` without an interval.
+    pub fn peek(&self) -> Option<u32> {
+        self.interval_ns.map(|_| self.written + 1)
+    }
+
+    /// Like [`Rotation::peek`], and counts the output as written.
+    pub fn take(&mut self) -> Option<u32> {
+        let n = self.peek();
+        self.written += 1;
+        n
+    }
+}
+
+/// The path of output `n` of a file sink: `n` as 4 digits (or more) before the extension
+/// (`profile.pprof` → `profile.0001.pprof`; `.pb.gz` counts as one extension; a name without
+/// an extension gets `.0001` appended). `None` is the path itself.
+pub fn numbered(path: &Path, n: Option<u32>) -> PathBuf {
+    let Some(n) = n else {
+        return path.to_path_buf();
+    };
+    let name = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let split = if name.ends_with(".pb.gz") && name.len() > ".pb.gz".len() {
+        Some(name.len() - ".pb.gz".len())
+    } else {
+        name.rfind('.').filter(|&i| i > 0)
+    };
+    let numbered = match split {
+        Some(i) => format!("{}.{n:04}{}", &name[..i], &name[i..]),
+        None => format!("{name}.{n:04}"),
+    };
+    path.with_file_name(numbered)
+}
+
+#[cfg(test)]
+#[path = "mod_tests.rs"]
+mod tests;

@@ -7,6 +7,13 @@
 //!   plus `tests/java` are compiled once into `target/it-classes`, both behind an `flock` on
 //!   `target/.jfrctx-it.lock` so that parallel test processes (nextest) do not race.
 //! - [`run_java`] runs a JVM with a timeout; [`ChildGuard`] kills it if the test panics.
+//!   [`spawn_java`] starts one and hands back a [`Jvm`] to act on while it runs (signal it, wait
+//!   for a line on its stdout) before [`Jvm::wait`].
+//! - Every JVM started here runs with `-Xcheck:jni`, and the run fails when HotSpot's JNI checker
+//!   reports anything ([`jni_check_reports`]): it prints, on stdout, `WARNING in native method:
+//!   ...` (JDK 17, 21, 25: e.g. a JNI call with an exception pending), `WARNING: JNI local refs:
+//!   N, exceeds capacity: M`, or `FATAL ERROR in native method: ...` (then aborts).
+//! - [`AgentSummary`] parses the agent's exit line `jfrctx: samples received=N ...`.
 #![allow(dead_code)]
 
 use std::collections::hash_map::DefaultHasher;
@@ -16,7 +23,7 @@ use std::io::Read;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -364,8 +371,63 @@ pub fn run_java_with(
     args: &[&str],
     timeout: Duration,
 ) -> Output {
+    spawn_java(&java(jdk), jvm_args, main_class, args, &[]).wait(timeout)
+}
+
+/// The JVM flag every JVM started here gets.
+pub const XCHECK_JNI: &str = "-Xcheck:jni";
+
+/// The lines of `text` in which HotSpot's `-Xcheck:jni` reports a problem (same format on JDK
+/// 17, 21 and 25; HotSpot prints them on stdout, followed by native frames).
+pub fn jni_check_reports(text: &str) -> Vec<&str> {
+    text.lines()
+        .filter(|l| {
+            l.starts_with("WARNING in native method:")
+                || l.starts_with("WARNING: JNI ")
+                || l.starts_with("FATAL ERROR in native method:")
+        })
+        .collect()
+}
+
+/// A running JVM started by [`spawn_java`]; killed when dropped before [`Jvm::wait`].
+pub struct Jvm {
+    guard: ChildGuard,
+    stdout: Arc<Mutex<Vec<u8>>>,
+    stderr: Arc<Mutex<Vec<u8>>>,
+    readers: Vec<thread::JoinHandle<()>>,
+    described: String,
+    started: Instant,
+}
+
+fn pump(mut from: impl Read + Send + 'static, into: Arc<Mutex<Vec<u8>>>) -> thread::JoinHandle<()> {
+    thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        loop {
+            match from.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => into
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+}
+
+/// Starts `java` (any `bin/java`) with `jvm_args` (plus `-Xcheck:jni`) and `-cp
+/// target/it-classes main_class args`, with `env` added to a cleaned environment.
+pub fn spawn_java(
+    java: &Path,
+    jvm_args: &[String],
+    main_class: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Jvm {
     let classes = classes();
-    let mut cmd = Command::new(java(jdk));
+    let mut cmd = Command::new(java);
+    if !jvm_args.iter().any(|a| a == XCHECK_JNI) {
+        cmd.arg(XCHECK_JNI);
+    }
     cmd.args(jvm_args)
         .arg("-cp")
         .arg(&classes)
@@ -375,6 +437,8 @@ pub fn run_java_with(
         .env_remove("JAVA_TOOL_OPTIONS")
         .env_remove("_JAVA_OPTIONS")
         .env_remove("JDK_JAVA_OPTIONS")
+        .env_remove("JFRCTX_TEST_PANIC")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -383,43 +447,119 @@ pub fn run_java_with(
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {described}: {e}"));
     let mut guard = ChildGuard(Some(child));
-    let mut out_pipe = guard.child().stdout.take().unwrap();
-    let mut err_pipe = guard.child().stderr.take().unwrap();
-    let out_reader = thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = out_pipe.read_to_end(&mut s);
-        s
-    });
-    let err_reader = thread::spawn(move || {
-        let mut s = Vec::new();
-        let _ = err_pipe.read_to_end(&mut s);
-        s
-    });
-    let start = Instant::now();
-    let status = loop {
-        match guard.child().try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if start.elapsed() >= timeout => break None,
-            Ok(None) => thread::sleep(Duration::from_millis(20)),
-            Err(e) => panic!("waiting for {described}: {e}"),
-        }
-    };
-    if status.is_none() {
-        drop(guard); // kills it, so that the readers see EOF
-        let stdout = String::from_utf8_lossy(&out_reader.join().unwrap_or_default()).into_owned();
-        let stderr = String::from_utf8_lossy(&err_reader.join().unwrap_or_default()).into_owned();
-        panic!(
-            "timed out after {timeout:?}: {described}\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"
-        );
-    }
-    let status = status.unwrap();
-    guard.0 = None;
-    let stdout = String::from_utf8_lossy(&out_reader.join().unwrap_or_default()).into_owned();
-    let stderr = String::from_utf8_lossy(&err_reader.join().unwrap_or_default()).into_owned();
-    Output {
-        status,
+    let stdout = Arc::new(Mutex::new(Vec::new()));
+    let stderr = Arc::new(Mutex::new(Vec::new()));
+    let readers = vec![
+        pump(guard.child().stdout.take().unwrap(), stdout.clone()),
+        pump(guard.child().stderr.take().unwrap(), stderr.clone()),
+    ];
+    Jvm {
+        guard,
         stdout,
         stderr,
+        readers,
+        described,
+        started: Instant::now(),
+    }
+}
+
+impl Jvm {
+    pub fn pid(&mut self) -> i32 {
+        self.guard.child().id() as i32
+    }
+
+    /// Sends `signal` (e.g. `libc::SIGTERM`) to the JVM.
+    pub fn signal(&mut self, signal: i32) {
+        let pid = self.pid();
+        // SAFETY: kill(2) on the pid of our own child, which is not reaped yet (we own it).
+        let rc = unsafe { libc::kill(pid, signal) };
+        assert_eq!(
+            rc,
+            0,
+            "kill({pid}, {signal}): {}",
+            std::io::Error::last_os_error()
+        );
+    }
+
+    /// What the JVM printed on stdout so far.
+    pub fn stdout_so_far(&self) -> String {
+        String::from_utf8_lossy(&self.stdout.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
+    }
+
+    /// Waits until stdout contains `needle`; panics (killing the JVM) after `timeout` or when
+    /// the JVM exits first.
+    pub fn wait_for_stdout(&mut self, needle: &str, timeout: Duration) {
+        let start = Instant::now();
+        while !self.stdout_so_far().contains(needle) {
+            let exited = matches!(self.guard.child().try_wait(), Ok(Some(_)));
+            if exited || start.elapsed() >= timeout {
+                let why = if exited { "exited" } else { "timed out" };
+                let out = self.finish();
+                panic!(
+                    "JVM {why} before printing {needle:?}: {}\n{}",
+                    self.described,
+                    out.dump()
+                );
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Kills the JVM if it still runs, reaps it, and collects its output.
+    fn finish(&mut self) -> Output {
+        let status = match self.guard.0.take() {
+            Some(mut c) => {
+                if let Ok(None) = c.try_wait() {
+                    let _ = c.kill();
+                }
+                c.wait().expect("wait for the JVM")
+            }
+            None => panic!("JVM already reaped"),
+        };
+        for r in self.readers.drain(..) {
+            let _ = r.join();
+        }
+        let take = |b: &Arc<Mutex<Vec<u8>>>| {
+            String::from_utf8_lossy(&b.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
+        };
+        Output {
+            status,
+            stdout: take(&self.stdout),
+            stderr: take(&self.stderr),
+        }
+    }
+
+    /// Waits for the JVM to exit (counting from its start), then checks that `-Xcheck:jni`
+    /// reported nothing. Panics (after killing the JVM) when it runs longer than `timeout`.
+    pub fn wait(mut self, timeout: Duration) -> Output {
+        let exited = loop {
+            match self.guard.child().try_wait() {
+                Ok(Some(_)) => break true,
+                Ok(None) if self.started.elapsed() >= timeout => break false,
+                Ok(None) => thread::sleep(Duration::from_millis(20)),
+                Err(e) => panic!("waiting for {}: {e}", self.described),
+            }
+        };
+        let out = self.finish();
+        if !exited {
+            panic!(
+                "timed out after {timeout:?}: {}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+                self.described, out.stdout, out.stderr
+            );
+        }
+        let reports: Vec<&str> = jni_check_reports(&out.stdout)
+            .into_iter()
+            .chain(jni_check_reports(&out.stderr))
+            .collect();
+        assert!(
+            reports.is_empty(),
+            "-Xcheck:jni reported {} problem(s) in {}:\n  {}\n{}",
+            reports.len(),
+            self.described,
+            reports.join("\n  "),
+            out.dump()
+        );
+        out
     }
 }
 
@@ -468,4 +608,114 @@ pub fn summary_json(out: &Output) -> Option<serde_json::Value> {
         .rev()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l.trim()).ok())
         .find(|v| v.is_object())
+}
+
+// ---- the agent's exit summary --------------------------------------------------------------
+
+/// One sink's figures in the summary: `NAME records=N errors=N`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SinkFigures {
+    pub name: String,
+    pub records: u64,
+    pub errors: u64,
+}
+
+/// The agent's exit line `jfrctx: samples received=N with_context=N without_context=N
+/// unknown=N (...) dropped=N [filtered=N]; sinks NAME records=N errors=N, ...; ...`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentSummary {
+    pub line: String,
+    pub received: u64,
+    pub with_context: u64,
+    pub without_context: u64,
+    pub unknown: u64,
+    pub dropped: u64,
+    pub sinks: Vec<SinkFigures>,
+}
+
+fn number_after(text: &str, key: &str) -> Option<u64> {
+    let at = text.find(key)? + key.len();
+    let digits: String = text[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+impl AgentSummary {
+    /// Parses the summary line; `None` when `line` is not one.
+    pub fn parse(line: &str) -> Option<AgentSummary> {
+        let rest = line.strip_prefix("jfrctx: samples ")?;
+        let mut parts = rest.splitn(3, "; ");
+        let counts = parts.next()?;
+        let sinks = parts.next()?.strip_prefix("sinks")?.trim();
+        let mut figures = Vec::new();
+        if sinks != "none" {
+            for item in sinks.split(", ") {
+                // NAME records=N errors=N (NAME may hold spaces: split from the right)
+                let (head, errors) = item.rsplit_once(" errors=")?;
+                let (name, records) = head.rsplit_once(" records=")?;
+                figures.push(SinkFigures {
+                    name: name.to_string(),
+                    records: records.parse().ok()?,
+                    errors: errors.parse().ok()?,
+                });
+            }
+        }
+        Some(AgentSummary {
+            line: line.to_string(),
+            received: number_after(counts, "received=")?,
+            with_context: number_after(counts, "with_context=")?,
+            without_context: number_after(counts, "without_context=")?,
+            unknown: number_after(counts, " unknown=")?,
+            dropped: number_after(counts, "dropped=")?,
+            sinks: figures,
+        })
+    }
+
+    /// `received == with_context + without_context + unknown + dropped`.
+    pub fn balanced(&self) -> bool {
+        self.received == self.with_context + self.without_context + self.unknown + self.dropped
+    }
+
+    pub fn sink(&self, name_part: &str) -> &SinkFigures {
+        self.sinks
+            .iter()
+            .find(|s| s.name.contains(name_part))
+            .unwrap_or_else(|| panic!("no sink {name_part:?} in {}", self.line))
+    }
+}
+
+impl Output {
+    /// The agent's exit summary; panics (with the output) unless there is exactly one, and
+    /// unless it adds up.
+    pub fn agent_summary(&self) -> AgentSummary {
+        let lines: Vec<&str> = self
+            .agent_lines()
+            .into_iter()
+            .filter(|l| l.starts_with("jfrctx: samples "))
+            .collect();
+        assert_eq!(
+            lines.len(),
+            1,
+            "expected exactly one `jfrctx: samples ...` summary line:\n{}",
+            self.dump()
+        );
+        let summary = AgentSummary::parse(lines[0])
+            .unwrap_or_else(|| panic!("cannot parse the summary {:?}", lines[0]));
+        assert!(
+            summary.balanced(),
+            "summary does not add up (received = with + without + unknown + dropped): {}",
+            summary.line
+        );
+        summary
+    }
+
+    /// The `jfrctx:` lines other than the summary.
+    pub fn agent_messages(&self) -> Vec<&str> {
+        self.agent_lines()
+            .into_iter()
+            .filter(|l| !l.starts_with("jfrctx: samples "))
+            .collect()
+    }
 }

@@ -31,6 +31,9 @@ final class BatchEncoder {
     private final Map<String, Integer> strings = new HashMap<>();
     private final Map<RecordedMethod, Integer> methods = new IdentityHashMap<>();
     private final Map<EventType, TypeInfo> types = new IdentityHashMap<>();
+    /** Strings defined before the batch being built: its own definitions have ids from here. */
+    private int firstNewString;
+    private int batchEvents;
     private final String calibrationName;
 
     BatchEncoder(String calibrationName) {
@@ -64,6 +67,36 @@ final class BatchEncoder {
 
     void reset() {
         buf.clear();
+        firstNewString = strings.size();
+        batchEvents = 0;
+    }
+
+    /** Events encoded into the batch being built. */
+    int events() {
+        return batchEvents;
+    }
+
+    /**
+     * Drops the batch being built after the agent did not take it, and forgets the strings it
+     * defined (the agent never saw them), so that the next batch defines them again.
+     */
+    void discard() {
+        for (java.util.Iterator<Integer> it = strings.values().iterator(); it.hasNext();) {
+            if (it.next() >= firstNewString) {
+                it.remove();
+            }
+        }
+        for (java.util.Iterator<Integer> it = methods.values().iterator(); it.hasNext();) {
+            if (it.next() >= firstNewString) {
+                it.remove();
+            }
+        }
+        for (java.util.Iterator<TypeInfo> it = types.values().iterator(); it.hasNext();) {
+            if (it.next().nameId >= firstNewString) {
+                it.remove();
+            }
+        }
+        reset();
     }
 
     private void ensure(int more) {
@@ -120,6 +153,7 @@ final class BatchEncoder {
 
     /** Encodes one event: a calibration bracket or a sample. */
     void add(RecordedEvent e) {
+        batchEvents++;
         TypeInfo info = type(e);
         if (info.calibration) {
             ensure(25);

@@ -28,4 +28,24 @@ public final class Natives {
 
     /** Hands one encoded batch of events to the agent (the bytes are copied). */
     public static native void deliver(ByteBuffer batch, int length);
+
+    /**
+     * Replaces the agent's {@code RecordingContextFilter} with the one in text form {@code spec}
+     * (the syntax of the {@code filter=} agent option); null or blank removes it. Samples decided
+     * from the agent's next worker round on obey it. A bad spec throws
+     * {@link IllegalArgumentException} and changes nothing.
+     */
+    public static native void setFilter(String spec);
+
+    /**
+     * Switches delivery to in-process listeners on or off. {@code listenerThreadId} is the Java
+     * thread id of the thread that polls (its own samples are never delivered).
+     */
+    public static native void setListening(boolean on, long listenerThreadId);
+
+    /**
+     * The next batch of samples for in-process listeners (listener batch format, see
+     * ARCHITECTURE.md), waiting at most {@code timeoutMillis} (0 to 1000); null when none came.
+     */
+    public static native byte[] pollSamples(long timeoutMillis);
 }

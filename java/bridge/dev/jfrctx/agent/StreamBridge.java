@@ -20,21 +20,72 @@ public final class StreamBridge {
 
     private final RecordingStream stream = new RecordingStream();
     private final BatchEncoder encoder = new BatchEncoder(CALIBRATION);
-    private final Calibrator calibrator = new Calibrator();
+    private final Calibrator calibrator = new Calibrator(this);
     private volatile boolean ended;
+    /** Set when the agent stops the stream at VM death: an end after that is the normal one. */
+    private volatile boolean stopping;
+    /** The stream's own recording (found at start), watched for being closed by someone else. */
+    private volatile jdk.jfr.Recording recording;
+    static final String CLOSED_BEFORE_EXIT = "its recording was closed before the JVM exit (by the "
+            + "application or a JFR command); no samples are recorded from here on";
     /** Flushes dispatched so far; written by the stream thread only. */
     private volatile long flushes;
     private boolean deliveryFailed;
     private boolean encodeFailed;
 
+    /** Problems found while configuring that do not stop the stream (one line each). */
+    private static final java.util.List<String> WARNINGS = new java.util.ArrayList<>();
+    /** The event types actually enabled. */
+    private static final java.util.List<String> ENABLED = new java.util.ArrayList<>();
+    private static LiveFlusher liveFlusher;
+
     private StreamBridge() {}
+
+    /** Warnings of the last {@link #start}, one per line, or null when there are none. */
+    public static synchronized String warnings() {
+        return WARNINGS.isEmpty() ? null : String.join("\n", WARNINGS);
+    }
+
+    /** The event types the last {@link #start} enabled, comma-separated. */
+    public static synchronized String enabledEvents() {
+        return String.join(",", ENABLED);
+    }
+
+    /**
+     * Live mode: forces a JFR flush every {@code intervalMillis} so that events reach the stream
+     * within tens of milliseconds instead of about a second. Uses JFR internals (the agent has
+     * opened {@code jdk.jfr.internal} and, where it exists, {@code jdk.jfr.internal.util} to
+     * this class's module through JNI). Returns null on success, else a one-line reason (the
+     * stream then keeps JFR's default latency).
+     */
+    public static synchronized String startLive(long intervalMillis) {
+        if (instance == null) {
+            return "the stream is not running";
+        }
+        if (liveFlusher != null) {
+            return null;
+        }
+        try {
+            LiveFlusher f = new LiveFlusher(instance, Math.max(1, intervalMillis));
+            f.flushOnce(); // fail here, not later, when an internal is missing or refuses
+            f.start();
+            liveFlusher = f;
+            return null;
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            return String.valueOf(e.getCause());
+        } catch (Throwable t) {
+            return t.toString();
+        }
+    }
 
     /** Starts the stream. Returns null on success, else a one-line reason. */
     public static synchronized String start(String config) {
         if (instance != null) {
             return "stream already started";
         }
+        java.util.Set<Long> before = recordingIds();
         StreamBridge b = new StreamBridge();
+        b.recording = newRecording(before);
         try {
             b.configure(config);
             b.stream.onEvent(new Handler(b));
@@ -65,7 +116,16 @@ public final class StreamBridge {
         if (b == null) {
             return null;
         }
+        b.stopping = true;
         b.calibrator.halt();
+        LiveFlusher live;
+        synchronized (StreamBridge.class) {
+            live = liveFlusher;
+            liveFlusher = null;
+        }
+        if (live != null) {
+            live.halt();
+        }
         String problem = null;
         try {
             Method stop = null;
@@ -104,15 +164,46 @@ public final class StreamBridge {
         return problem;
     }
 
-    /** Each config line is {@code NAME|key=value|key=value...}: enable NAME with those settings. */
+    /**
+     * Each config line is {@code NAME|key=value|key=value...}: enable NAME with those settings. A
+     * line starting with {@code ?} is the fallback of the line before it, enabled only when the
+     * running JDK lacks that line's event. An event this JDK does not have is skipped with a
+     * warning (see {@link #warnings()}).
+     */
     private void configure(String config) {
         stream.enable(CALIBRATION).withThreshold(Duration.ZERO);
-        for (String line : config.split("\n")) {
+        java.util.Set<String> available = new java.util.HashSet<>();
+        for (jdk.jfr.EventType t : jdk.jfr.FlightRecorder.getFlightRecorder().getEventTypes()) {
+            available.add(t.getName());
+        }
+        String[] lines = config.split("\n");
+        boolean previousEnabled = true;
+        for (int li = 0; li < lines.length; li++) {
+            String line = lines[li];
             if (line.isBlank()) {
                 continue;
             }
+            boolean fallback = line.startsWith("?");
+            if (fallback) {
+                if (previousEnabled) {
+                    continue;
+                }
+                line = line.substring(1);
+            }
             String[] parts = line.split("\\|");
-            jdk.jfr.EventSettings es = stream.enable(parts[0].trim());
+            String name = parts[0].trim();
+            boolean hasFallback = li + 1 < lines.length && lines[li + 1].startsWith("?");
+            if (!available.contains(name)) {
+                previousEnabled = false;
+                if (!hasFallback) {
+                    WARNINGS.add("event " + name + " is not available on this JDK (Java "
+                            + Runtime.version().feature() + "); not recorded");
+                }
+                continue;
+            }
+            previousEnabled = true;
+            ENABLED.add(name);
+            jdk.jfr.EventSettings es = stream.enable(name);
             for (int i = 1; i < parts.length; i++) {
                 int eq = parts[i].indexOf('=');
                 if (eq <= 0) {
@@ -124,6 +215,9 @@ public final class StreamBridge {
     }
 
     private synchronized void onEvent(RecordedEvent e) {
+        if (ended) {
+            return;
+        }
         try {
             encoder.add(e);
         } catch (RuntimeException bad) {
@@ -149,15 +243,23 @@ public final class StreamBridge {
         }
         int n = encoder.size();
         if (n > 0) {
+            boolean delivered = false;
             try {
                 Natives.deliver(encoder.buffer(), n);
+                delivered = true;
             } catch (Throwable t) {
                 if (!deliveryFailed) {
                     deliveryFailed = true;
-                    System.err.println("jfrctx: error: cannot hand events to the agent: " + t);
+                    System.err.println("jfrctx: error: cannot hand events to the agent (a batch of "
+                            + encoder.events() + " events is lost; later batches are still handed "
+                            + "over, further failures are not reported): " + t);
                 }
             }
-            encoder.reset();
+            if (delivered) {
+                encoder.reset();
+            } else {
+                encoder.discard(); // its strings are defined again in the next batch
+            }
         }
     }
 
@@ -218,7 +320,73 @@ public final class StreamBridge {
 
         @Override
         public void run() {
-            b.deliver(true, null);
+            // Ended before the agent stopped it and before the JVM began to shut down (when
+            // JFR's own shutdown hook stops recordings): someone closed or stopped the recording,
+            // e.g. FlightRecorder.getRecordings() -> close(), or jcmd JFR.stop. Profiling ends;
+            // the agent logs this once and the application carries on.
+            boolean expected = b.stopping || shuttingDown();
+            b.deliver(true, expected ? null : CLOSED_BEFORE_EXIT);
+        }
+    }
+
+    /**
+     * Called every quarter second: JDK 20+ keep a stream whose recording was closed open (idle)
+     * instead of closing it, so the end is noticed here, from the recording's state.
+     */
+    void watchRecording() {
+        jdk.jfr.Recording r = recording;
+        if (r == null || ended || stopping) {
+            return;
+        }
+        jdk.jfr.RecordingState state = r.getState();
+        if ((state == jdk.jfr.RecordingState.CLOSED || state == jdk.jfr.RecordingState.STOPPED)
+                && !stopping && !shuttingDown()) {
+            deliver(true, CLOSED_BEFORE_EXIT);
+        }
+    }
+
+    /** Ids of the recordings that exist now (empty when JFR cannot say). */
+    private static java.util.Set<Long> recordingIds() {
+        java.util.Set<Long> ids = new java.util.HashSet<>();
+        try {
+            for (jdk.jfr.Recording r : jdk.jfr.FlightRecorder.getFlightRecorder().getRecordings()) {
+                ids.add(r.getId());
+            }
+        } catch (Throwable t) {
+            // Not watched then.
+        }
+        return ids;
+    }
+
+    /** The one recording created since {@code before} (the new stream's), or null. */
+    private static jdk.jfr.Recording newRecording(java.util.Set<Long> before) {
+        jdk.jfr.Recording found = null;
+        try {
+            for (jdk.jfr.Recording r : jdk.jfr.FlightRecorder.getFlightRecorder().getRecordings()) {
+                if (!before.contains(r.getId())) {
+                    if (found != null) {
+                        return null; // ambiguous: someone else created one at the same time
+                    }
+                    found = r;
+                }
+            }
+        } catch (Throwable t) {
+            return null;
+        }
+        return found;
+    }
+
+    /** Whether the JVM is running its shutdown hooks (hooks can no longer be added then). */
+    static boolean shuttingDown() {
+        try {
+            Thread probe = new Thread("jfrctx-shutdown-probe");
+            Runtime.getRuntime().addShutdownHook(probe);
+            Runtime.getRuntime().removeShutdownHook(probe);
+            return false;
+        } catch (IllegalStateException shutdownInProgress) {
+            return true;
+        } catch (Throwable other) {
+            return false;
         }
     }
 
@@ -236,16 +404,97 @@ public final class StreamBridge {
     }
 
     /**
+     * Forces JFR flushes: {@code MetadataRepository.getInstance().flush()} writes the thread
+     * buffers to the chunk (a flush point, as JFR's own once-a-second flush does), under the
+     * {@code PlatformRecorder} lock as JFR itself takes it around chunk rotation (JDK 25's
+     * {@code PlatformRecorder.flush()} is exactly that); then {@code Utils.notifyFlush()}
+     * ({@code jdk.jfr.internal.Utils} on 17/21, {@code jdk.jfr.internal.util.Utils} on 25) wakes
+     * the stream's reader, which otherwise sleeps up to a second.
+     */
+    private static final class LiveFlusher extends Thread {
+        private final StreamBridge bridge;
+        private final long intervalMillis;
+        private final Object recorder;
+        private final Object repository;
+        private final Method flush;
+        private final Method notifyFlush;
+        private volatile boolean running = true;
+
+        LiveFlusher(StreamBridge bridge, long intervalMillis) throws Exception {
+            super("jfrctx-flusher");
+            setDaemon(true);
+            this.bridge = bridge;
+            this.intervalMillis = intervalMillis;
+            Class<?> access = Class.forName("jdk.jfr.internal.PrivateAccess");
+            Method getAccess = access.getMethod("getInstance");
+            getAccess.setAccessible(true);
+            Method getRecorder = access.getMethod("getPlatformRecorder");
+            getRecorder.setAccessible(true);
+            recorder = getRecorder.invoke(getAccess.invoke(null));
+            Class<?> repo = Class.forName("jdk.jfr.internal.MetadataRepository");
+            Method getRepo = repo.getMethod("getInstance");
+            getRepo.setAccessible(true);
+            repository = getRepo.invoke(null);
+            flush = repo.getMethod("flush");
+            flush.setAccessible(true);
+            Class<?> utils;
+            try {
+                utils = Class.forName("jdk.jfr.internal.util.Utils"); // JDK 22+
+            } catch (ClassNotFoundException e) {
+                utils = Class.forName("jdk.jfr.internal.Utils"); // JDK 17-21
+            }
+            notifyFlush = utils.getMethod("notifyFlush");
+            notifyFlush.setAccessible(true);
+        }
+
+        void flushOnce() throws Exception {
+            synchronized (recorder) {
+                flush.invoke(repository);
+            }
+            notifyFlush.invoke(null);
+        }
+
+        void halt() {
+            running = false;
+            interrupt();
+            try {
+                join(1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        @Override
+        public void run() {
+            try {
+                while (running && !bridge.ended) {
+                    Thread.sleep(intervalMillis);
+                    if (running && !bridge.ended) {
+                        flushOnce();
+                    }
+                }
+            } catch (InterruptedException stop) {
+                // halted
+            } catch (Throwable t) {
+                System.err.println("jfrctx: warning: live mode stopped (JFR's default latency from now on): "
+                        + (t instanceof java.lang.reflect.InvocationTargetException ? t.getCause() : t));
+            }
+        }
+    }
+
+    /**
      * Commits calibration brackets: one per millisecond for the first two seconds (those committed
      * before the stream's recording is running are simply not recorded), then a few every quarter
      * second.
      */
     private static final class Calibrator extends Thread {
         private volatile boolean running = true;
+        private final StreamBridge owner;
 
-        Calibrator() {
+        Calibrator(StreamBridge owner) {
             super("jfrctx-calibrator");
             setDaemon(true);
+            this.owner = owner;
         }
 
         void halt() {
@@ -259,12 +508,16 @@ public final class StreamBridge {
                 for (int i = 0; i < 2000 && running; i++) {
                     CalibrationEvent.bracket();
                     Thread.sleep(1);
+                    if (i % 250 == 249) {
+                        owner.watchRecording();
+                    }
                 }
                 while (running) {
                     Thread.sleep(250);
                     for (int i = 0; i < 4; i++) {
                         CalibrationEvent.bracket();
                     }
+                    owner.watchRecording();
                 }
             } catch (InterruptedException stop) {
                 // halted
