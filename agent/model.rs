@@ -121,3 +121,45 @@ pub struct ContextualSample {
     pub frames: Vec<Frame>,
     pub truncated: bool,
 }
+
+/// Builders of `ContextualSample`s for unit tests.
+#[cfg(test)]
+pub mod test_samples {
+    use super::*;
+
+    /// A `jdk.ExecutionSample` on thread 1 named `thread`, with the given context (entries in
+    /// any order) or unknown reason, and a stack of `(method, line)` frames, leaf first.
+    pub fn sample(
+        ctx: Result<&[(&str, &str)], UnknownReason>,
+        thread: &str,
+        stack: &[(&str, i32)],
+    ) -> ContextualSample {
+        ContextualSample {
+            event: Arc::from("jdk.ExecutionSample"),
+            time_ns: 1,
+            duration_ns: 0,
+            thread: ThreadInfo {
+                id: Some(1),
+                name: Arc::from(thread),
+                is_virtual: false,
+            },
+            context: ctx.map(|kv| {
+                let mut entries: Vec<(Arc<str>, Arc<str>)> = kv
+                    .iter()
+                    .map(|(k, v)| (Arc::from(*k), Arc::from(*v)))
+                    .collect();
+                entries.sort();
+                Arc::new(ContextMap { entries })
+            }),
+            weight: 0,
+            frames: stack
+                .iter()
+                .map(|(m, line)| Frame {
+                    method: Arc::from(*m),
+                    line: *line,
+                })
+                .collect(),
+            truncated: false,
+        }
+    }
+}

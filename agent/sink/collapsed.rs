@@ -189,37 +189,11 @@ impl Sink for CollapsedSink {
 mod tests {
     use super::*;
     use crate::config::Policy;
-    use crate::model::{ContextMap, Frame, ThreadInfo};
     use std::sync::Arc;
 
     fn sample(ctx: Result<&[(&str, &str)], UnknownReason>, stack: &[&str]) -> ContextualSample {
-        ContextualSample {
-            event: Arc::from("jdk.ExecutionSample"),
-            time_ns: 1,
-            duration_ns: 0,
-            thread: ThreadInfo {
-                id: Some(1),
-                name: Arc::from("main"),
-                is_virtual: false,
-            },
-            context: ctx.map(|kv| {
-                let mut entries: Vec<(Arc<str>, Arc<str>)> = kv
-                    .iter()
-                    .map(|(k, v)| (Arc::from(*k), Arc::from(*v)))
-                    .collect();
-                entries.sort();
-                Arc::new(ContextMap { entries })
-            }),
-            weight: 0,
-            frames: stack
-                .iter()
-                .map(|m| Frame {
-                    method: Arc::from(*m),
-                    line: 3,
-                })
-                .collect(),
-            truncated: false,
-        }
+        let frames: Vec<(&str, i32)> = stack.iter().map(|m| (*m, 3)).collect();
+        crate::model::test_samples::sample(ctx, "main", &frames)
     }
 
     fn options(keys: &[&str]) -> SinkOptions {

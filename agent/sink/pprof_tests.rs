@@ -1,45 +1,12 @@
 use super::*;
 use crate::config::Policy;
-use crate::model::{ContextMap, ThreadInfo};
 use flate2::read::GzDecoder;
 use std::collections::BTreeMap;
 use std::io::Read;
 
 const PERIOD: i64 = 1_000_000;
 
-fn sample(
-    ctx: Result<&[(&str, &str)], UnknownReason>,
-    thread: &str,
-    stack: &[(&str, i32)],
-) -> ContextualSample {
-    ContextualSample {
-        event: Arc::from("jdk.ExecutionSample"),
-        time_ns: 1,
-        duration_ns: 0,
-        thread: ThreadInfo {
-            id: Some(1),
-            name: Arc::from(thread),
-            is_virtual: false,
-        },
-        context: ctx.map(|kv| {
-            let mut entries: Vec<(Arc<str>, Arc<str>)> = kv
-                .iter()
-                .map(|(k, v)| (Arc::from(*k), Arc::from(*v)))
-                .collect();
-            entries.sort();
-            Arc::new(ContextMap { entries })
-        }),
-        weight: 0,
-        frames: stack
-            .iter()
-            .map(|(m, line)| Frame {
-                method: Arc::from(*m),
-                line: *line,
-            })
-            .collect(),
-        truncated: false,
-    }
-}
+use crate::model::test_samples::sample;
 
 fn options() -> SinkOptions {
     SinkOptions {
