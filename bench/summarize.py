@@ -234,6 +234,13 @@ def main():
         sys.exit(2)
     d = sys.argv[1]
     machine(d)
+    try:
+        with open(os.path.join(d, "machine.txt")) as f:
+            if "mode: smoke" in f.read():
+                print("\nSMOKE RUN: each harness ran for a few seconds to check that it works;"
+                      " the figures and verdicts below are not measurements.")
+    except OSError:
+        pass
     jmh(d)
     overhead(d)
     criterion(d)

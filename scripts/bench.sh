@@ -9,7 +9,7 @@
 # Other options: --no-jmh --no-overhead --no-criterion --no-loom, --jdks "17 25" (JMH JDKs),
 # --rounds N (overhead rounds), --out DIR (default bench/results/<timestamp>[-smoke]).
 # Environment: OVERHEAD_AGENT_OPTS (extra agent options for the overhead run, default
-# ring=4096), OVERHEAD_WORK (compute steps per context, default 6500 ≈ 20 µs here).
+# ring=4096), OVERHEAD_WORK (compute steps per context, default 6500 ≈ 17 µs of CPU here).
 #
 # Builds with scripts/build.sh into target/ (or, when CARGO_TARGET_DIR points elsewhere, with
 # `cargo build --release` there). Raw results go to the output directory (bench/results/ is
@@ -21,8 +21,9 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
+t_start=$SECONDS
 die() { echo "bench.sh: $*" >&2; exit 1; }
-say() { echo "==> $*" >&2; }
+say() { echo "==> [$((SECONDS - t_start)) s] $*" >&2; }
 
 smoke=0
 run_jmh=1
@@ -70,7 +71,6 @@ fi
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 ln -sfn "$out" "$root/bench/results/latest" 2>/dev/null || true
-t_start=$SECONDS
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
 # ---- toolchain and build ---------------------------------------------------------------------
