@@ -18,7 +18,9 @@
 # a line that does not parse, -Xcheck:jni reports anything, or the agent logs anything besides
 # the summary. Exit status 1 when any case failed.
 #
-# scripts/soak.sh sources this file with --lib for its helpers.
+# STRESS_JVM_ARGS (environment) replaces the extra JVM options of every run (default
+# -XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints, so frames are exact; set it empty to
+# measure without). scripts/soak.sh sources this file with --lib for its helpers.
 set -euo pipefail
 
 _stress_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -66,7 +68,8 @@ run_case() {
     rm -f "$base".*
     stress_say "$name: JDK $jdk, $main $*"
     local t0=$SECONDS
-    "$java" -Xcheck:jni "-agentpath:$STRESS_AGENT=sink=jsonl:$base.jsonl,$options" \
+    # shellcheck disable=SC2086
+    "$java" -Xcheck:jni ${STRESS_JVM_ARGS--XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints} "-agentpath:$STRESS_AGENT=sink=jsonl:$base.jsonl,$options" \
         -cp "$STRESS_CLASSES" "$main" "$@" >"$base.stdout" 2>"$base.stderr" &
     local pid=$! rc=0
     echo "seconds,rss_kb" >"$base.rss.csv"

@@ -428,6 +428,11 @@ pub fn spawn_java(
     if !jvm_args.iter().any(|a| a == XCHECK_JNI) {
         cmd.arg(XCHECK_JNI);
     }
+    // Exact frames: without DebugNonSafepoints HotSpot may credit a sample taken next to a call
+    // to the callee, which the ground-truth checks would count as a wrong context.
+    if !jvm_args.iter().any(|a| a == "-XX:+DebugNonSafepoints") {
+        cmd.args(["-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints"]);
+    }
     cmd.args(jvm_args)
         .arg("-cp")
         .arg(&classes)

@@ -118,6 +118,18 @@ public final class StreamBridge {
         }
         b.stopping = true;
         b.calibrator.halt();
+        // A last series of brackets, spread over ~64 ms so the slope stays well conditioned,
+        // travels in the final flush: a short or heavily loaded run whose recording started late
+        // is still calibrated at exit.
+        for (int i = 0; i < 32; i++) {
+            CalibrationEvent.bracket();
+            try {
+                Thread.sleep(2);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
         LiveFlusher live;
         synchronized (StreamBridge.class) {
             live = liveFlusher;
