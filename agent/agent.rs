@@ -322,6 +322,15 @@ impl Core {
         let repo = a.repo.lock();
         // Read once per round: a filter set now applies to every sample decided from here on.
         let filter = a.filter.lock().clone();
+        if last && calibration.is_none() && !self.pending.is_empty() {
+            crate::warn!(
+                "the JFR clock was never calibrated ({} brackets arrived, {} needed); the last {} \
+                 samples are unknown (not_calibrated)",
+                self.calibrator.len(),
+                crate::clock::MIN_BRACKETS,
+                self.pending.len()
+            );
+        }
         while let Some(s) = self.pending.pop_front() {
             let Some(cal) = calibration else {
                 if last {

@@ -100,7 +100,7 @@ fn run(jdk: u32, mode: &str, seconds: &str, options: &str) -> (Vec<Value>, commo
     (common::read_json_lines(&jsonl), out)
 }
 
-fn assert_clean(jdk: u32, what: &str, t: &Tally, min_correct: usize) {
+fn assert_clean(jdk: u32, what: &str, t: &Tally, min_correct: usize, out: &common::Output) {
     println!(
         "{what} JDK {jdk}: correct {} unknown {} wrong {} per method {:?}",
         t.correct,
@@ -110,25 +110,28 @@ fn assert_clean(jdk: u32, what: &str, t: &Tally, min_correct: usize) {
     );
     assert!(
         t.wrong.is_empty(),
-        "{what} JDK {jdk}: {} wrong:\n{}",
+        "{what} JDK {jdk}: {} wrong:\n{}\n{}",
         t.wrong.len(),
-        t.wrong.join("\n")
+        t.wrong.join("\n"),
+        out.dump()
     );
     assert!(
         t.correct >= min_correct,
-        "{what} JDK {jdk}: only {} correct samples (need {min_correct})",
-        t.correct
+        "{what} JDK {jdk}: only {} correct samples (need {min_correct})\n{}",
+        t.correct,
+        out.dump()
     );
     assert!(
         t.unknown * 20 <= t.correct,
-        "{what} JDK {jdk}: too many unknown ({} vs {} correct)",
+        "{what} JDK {jdk}: too many unknown ({} vs {} correct)\n{}",
         t.unknown,
-        t.correct
+        t.correct,
+        out.dump()
     );
 }
 
 fn alloc(jdk: u32) {
-    let (samples, _) = run(jdk, "alloc", "5", "events=alloc");
+    let (samples, out) = run(jdk, "alloc", "5", "events=alloc");
     let alloc: Vec<&Value> = samples
         .iter()
         .filter(|s| s["event"] == "jdk.ObjectAllocationSample")
@@ -144,17 +147,17 @@ fn alloc(jdk: u32) {
         "JDK {jdk}: events=alloc recorded other events"
     );
     let t = tally(&samples, &["jdk.ObjectAllocationSample"]);
-    assert_clean(jdk, "alloc", &t, 50);
+    assert_clean(jdk, "alloc", &t, 50, &out);
     for m in ["ev_alloc_a", "ev_alloc_b", "ev_none"] {
         assert!(t.per_method.contains_key(m), "JDK {jdk}: no sample in {m}");
     }
 }
 
 fn lock(jdk: u32) {
-    let (samples, _) = run(jdk, "lock", "5", "events=lock");
+    let (samples, out) = run(jdk, "lock", "5", "events=lock");
     let events = ["jdk.JavaMonitorEnter", "jdk.JavaMonitorWait"];
     let t = tally(&samples, &events);
-    assert_clean(jdk, "lock", &t, 20);
+    assert_clean(jdk, "lock", &t, 20, &out);
     for m in ["ev_lock_a", "ev_lock_b", "ev_wait"] {
         assert!(
             t.per_method.contains_key(m),
@@ -173,9 +176,9 @@ fn lock(jdk: u32) {
 }
 
 fn park(jdk: u32) {
-    let (samples, _) = run(jdk, "park", "4", "events=park");
+    let (samples, out) = run(jdk, "park", "4", "events=park");
     let t = tally(&samples, &["jdk.ThreadPark"]);
-    assert_clean(jdk, "park", &t, 50);
+    assert_clean(jdk, "park", &t, 50, &out);
     let mut durations: BTreeMap<String, Vec<i64>> = BTreeMap::new();
     for s in &samples {
         if let Some(m) = ev_method(s) {
@@ -217,7 +220,7 @@ fn cpu(jdk: u32) {
         other[0]
     );
     let t = tally(&samples, &[want]);
-    assert_clean(jdk, &format!("cpu ({want})"), &t, 50);
+    assert_clean(jdk, &format!("cpu ({want})"), &t, 50, &out);
 }
 
 #[test]

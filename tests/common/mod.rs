@@ -377,6 +377,9 @@ pub fn run_java_with(
 /// The JVM flag every JVM started here gets.
 pub const XCHECK_JNI: &str = "-Xcheck:jni";
 
+/// Not a JVM flag: in `jvm_args`, asks [`spawn_java`] not to add `-XX:+DebugNonSafepoints`.
+pub const AS_IS_FRAMES: &str = "jfrctx-test:as-is-frames";
+
 /// The lines of `text` in which HotSpot's `-Xcheck:jni` reports a problem (same format on JDK
 /// 17, 21 and 25; HotSpot prints them on stdout, followed by native frames).
 pub fn jni_check_reports(text: &str) -> Vec<&str> {
@@ -429,10 +432,15 @@ pub fn spawn_java(
         cmd.arg(XCHECK_JNI);
     }
     // Exact frames: without DebugNonSafepoints HotSpot may credit a sample taken next to a call
-    // to the callee, which the ground-truth checks would count as a wrong context.
-    if !jvm_args.iter().any(|a| a == "-XX:+DebugNonSafepoints") {
+    // to the callee, which the ground-truth checks would count as a wrong context. The agent
+    // turns it on by itself (tests/exact_frames.rs checks that); the flag keeps runs without the
+    // agent comparable. A test that sets the flag either way, or asks for the JVM's own default
+    // with `AS_IS_FRAMES`, is left alone.
+    let as_is = jvm_args.iter().any(|a| a == AS_IS_FRAMES);
+    if !as_is && !jvm_args.iter().any(|a| a.contains("DebugNonSafepoints")) {
         cmd.args(["-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints"]);
     }
+    let jvm_args: Vec<&String> = jvm_args.iter().filter(|a| *a != AS_IS_FRAMES).collect();
     cmd.args(jvm_args)
         .arg("-cp")
         .arg(&classes)

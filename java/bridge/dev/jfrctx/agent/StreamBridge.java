@@ -83,6 +83,14 @@ public final class StreamBridge {
         if (instance != null) {
             return "stream already started";
         }
+        // Register the bracket event before the stream's recording starts: left to its first
+        // commit, registration races with the recording's start and can leave the event
+        // disabled for the whole run (seen on JDK 25 under load: every sample not_calibrated).
+        try {
+            jdk.jfr.FlightRecorder.register(CalibrationEvent.class);
+        } catch (Throwable t) {
+            return "cannot register " + CALIBRATION + ": " + t;
+        }
         java.util.Set<Long> before = recordingIds();
         StreamBridge b = new StreamBridge();
         b.recording = newRecording(before);

@@ -1,0 +1,76 @@
+//! The agent makes HotSpot keep debug information at every compiled pc (what
+//! `-XX:+DebugNonSafepoints` does), so a sample taken in inlined code names the inlined method
+//! instead of the nearest safepoint's, and gets the context that method ran under.
+//!
+//! Workload `tests/java/fr/Inlining.java`: nearly all CPU is in `inner`, inlined into `outer`'s
+//! loop. With exact frames most samples end in `inner`; an explicit `-XX:-DebugNonSafepoints`
+//! (which the agent respects) credits them to `outer`. The control run proves the check can fail.
+
+mod common;
+
+use serde_json::Value;
+use std::time::Duration;
+
+/// Share of the samples inside `fr.Inlining` whose leaf frame is `inner`.
+fn inner_share(jdk: u32, jvm_flags: &[&str]) -> (f64, usize) {
+    let _serial = common::serial();
+    let tag = if jvm_flags.is_empty() { "auto" } else { "off" };
+    let jsonl = common::out_file(&format!("exact-frames-{tag}-{jdk}.jsonl"));
+    let mut args: Vec<String> = jvm_flags.iter().map(|s| s.to_string()).collect();
+    args.push(common::AS_IS_FRAMES.to_string());
+    args.push(common::agent_arg(&format!(
+        "sink=jsonl:{},period=5ms",
+        jsonl.display()
+    )));
+    let out = common::run_java_with(jdk, &args, "fr.Inlining", &["3"], Duration::from_secs(60));
+    assert!(out.status.success(), "JDK {jdk}:\n{}", out.dump());
+    let leaves: Vec<String> = common::read_json_lines(&jsonl)
+        .iter()
+        .filter_map(|s: &Value| {
+            let stack = s["stack"].as_array()?;
+            let ours = stack
+                .iter()
+                .any(|f| f["method"].as_str().is_some_and(|m| m.starts_with("fr.")));
+            ours.then(|| stack[0]["method"].as_str().unwrap_or("").to_string())
+        })
+        .collect();
+    let inner = leaves.iter().filter(|m| *m == "fr.Inlining.inner").count();
+    assert!(
+        leaves.len() >= 100,
+        "JDK {jdk}: only {} samples",
+        leaves.len()
+    );
+    (inner as f64 / leaves.len() as f64, leaves.len())
+}
+
+fn check(jdk: u32) {
+    let (auto, n) = inner_share(jdk, &[]);
+    let (off, m) = inner_share(
+        jdk,
+        &["-XX:+UnlockDiagnosticVMOptions", "-XX:-DebugNonSafepoints"],
+    );
+    println!("JDK {jdk}: leaf inner {auto:.2} of {n} (agent default), {off:.2} of {m} (flag off)");
+    assert!(
+        auto >= 0.5,
+        "JDK {jdk}: only {auto:.2} of samples end in the inlined method"
+    );
+    assert!(
+        off <= 0.3,
+        "JDK {jdk}: control without debug info had {off:.2}"
+    );
+}
+
+#[test]
+fn inlined_frames_are_exact_without_flags_jdk17() {
+    check(17);
+}
+
+#[test]
+fn inlined_frames_are_exact_without_flags_jdk21() {
+    check(21);
+}
+
+#[test]
+fn inlined_frames_are_exact_without_flags_jdk25() {
+    check(25);
+}
