@@ -204,6 +204,9 @@ pub fn on_vm_death(env: &mut Env<'_>) -> Result<(), String> {
     Ok(())
 }
 
+/// How long the exit waits for the listener thread to take the last samples.
+const LISTENER_EXIT_WAIT: Duration = Duration::from_millis(500);
+
 fn shutdown(a: &Agent) {
     a.state.store(STOPPED, Ordering::Release);
     a.stop.store(true, Ordering::Release);
@@ -222,6 +225,13 @@ fn shutdown(a: &Agent) {
     }
     if catch_unwind(AssertUnwindSafe(|| core.sinks.finish_all())).is_err() {
         crate::error!("internal error finishing the sinks ({})", take_panic());
+    }
+    let never_taken = listener::HUB.wait_taken(LISTENER_EXIT_WAIT);
+    if never_taken > 0 {
+        crate::warn!(
+            "{never_taken} samples for the in-process listeners were never taken (a listener \
+             is blocked or slow); they count as listener errors"
+        );
     }
     let line = catch_unwind(AssertUnwindSafe(|| core.summary_line(a))).unwrap_or_else(|_| {
         format!(

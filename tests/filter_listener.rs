@@ -330,6 +330,65 @@ fn listener(jdk: u32) {
     );
 }
 
+/// A listener that blocks forever: the application ends on time with exit code 0, the JSON sink
+/// is complete, and the samples the listener never took are logged once and counted.
+fn blocking_listener(jdk: u32) {
+    let _serial = common::serial();
+    let jsonl = common::out_file(&format!("listener-blocking-{jdk}.jsonl"));
+    let opts = format!("sink=jsonl:{},period=10ms", jsonl.display());
+    common::agent_lib(); // built before the clock starts
+    let started = std::time::Instant::now();
+    let out = common::run_java(
+        jdk,
+        Some(&opts),
+        "ft.FilterWorkload",
+        &["blocking"],
+        Duration::from_secs(90),
+    );
+    let took = started.elapsed();
+    assert!(out.status.success(), "{}", out.dump());
+    assert!(took < Duration::from_secs(30), "JDK {jdk}: took {took:?}");
+    let seen: Value = serde_json::from_str(out.stdout.lines().last().unwrap_or("")).unwrap();
+    assert_eq!(seen["seen"], 1, "the listener blocked on its first sample");
+    let line = summary_line(&out);
+    let received = count_after(&line, "received=");
+    let samples = common::read_json_lines(&jsonl);
+    assert_eq!(samples.len() as u64, received, "{line}");
+    let listener = line
+        .split("listener ")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no listener stats: {line}"));
+    let (records, errors) = (
+        count_after(listener, "records="),
+        count_after(listener, "errors="),
+    );
+    println!(
+        "JDK {jdk}: {took:?}, {received} received, listener records={records} errors={errors}"
+    );
+    assert!(errors > 0 && records + errors <= received, "{line}");
+    let warnings: Vec<&str> = out
+        .agent_lines()
+        .into_iter()
+        .filter(|l| l.contains("in-process listeners"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", out.dump());
+    assert!(
+        warnings[0].contains(&format!("{errors} samples")),
+        "{}",
+        warnings[0]
+    );
+}
+
+#[test]
+fn blocking_listener_jdk17() {
+    blocking_listener(17);
+}
+
+#[test]
+fn blocking_listener_jdk25() {
+    blocking_listener(25);
+}
+
 #[test]
 fn filter_phases_jdk17() {
     filter_phases(17);

@@ -49,8 +49,12 @@ pub struct Hub {
     ready: Condvar,
     /// Samples queued for the listener thread.
     queued: AtomicU64,
+    /// Samples the listener thread took.
+    delivered: AtomicU64,
     /// Samples not delivered: their batch found the queue full, or listening stopped first.
     dropped: AtomicU64,
+    /// Whether the full-queue warning was written.
+    warned_full: AtomicBool,
 }
 
 /// The process-wide hub used by the agent and the natives.
@@ -74,7 +78,9 @@ impl Hub {
             }),
             ready: Condvar::new(),
             queued: AtomicU64::new(0),
+            delivered: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
+            warned_full: AtomicBool::new(false),
         }
     }
 
@@ -108,8 +114,20 @@ impl Hub {
     /// nobody listens).
     pub fn push(&self, batch: Vec<u8>, samples: u64) {
         let mut q = self.queue.lock();
-        if !self.listening() || q.bytes + batch.len() > MAX_QUEUED_BYTES {
+        if !self.listening() {
             self.dropped.fetch_add(samples, Ordering::Relaxed);
+            return;
+        }
+        if q.bytes + batch.len() > MAX_QUEUED_BYTES {
+            self.dropped.fetch_add(samples, Ordering::Relaxed);
+            if !self.warned_full.swap(true, Ordering::Relaxed) {
+                crate::warn!(
+                    "the in-process listeners are not keeping up ({} MiB of samples wait for \
+                     them; is a listener blocked?): samples for them are dropped and counted \
+                     until they catch up",
+                    MAX_QUEUED_BYTES >> 20
+                );
+            }
             return;
         }
         q.bytes += batch.len();
@@ -125,17 +143,38 @@ impl Hub {
         if q.batches.is_empty() {
             self.ready.wait_for(&mut q, timeout);
         }
-        let (batch, _) = q.batches.pop_front()?;
+        let (batch, samples) = q.batches.pop_front()?;
         q.bytes -= batch.len();
+        self.delivered.fetch_add(samples, Ordering::Relaxed);
         Some(batch)
     }
 
-    /// For the summary: `listener records=QUEUED errors=DROPPED`, once listening was used.
+    /// Waits up to `limit` for the listener thread to take every queued batch (only while
+    /// listening); returns the samples still queued.
+    pub fn wait_taken(&self, limit: Duration) -> u64 {
+        let end = std::time::Instant::now() + limit;
+        loop {
+            let pending = self.pending();
+            if pending == 0 || !self.listening() || std::time::Instant::now() >= end {
+                return pending;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Samples queued and not yet taken by the listener thread.
+    pub fn pending(&self) -> u64 {
+        self.queue.lock().batches.iter().map(|(_, n)| n).sum()
+    }
+
+    /// For the summary, once listening was used: `listener records=DELIVERED errors=LOST`,
+    /// where LOST counts the samples dropped and those still waiting (at exit: never taken,
+    /// e.g. because a listener blocked).
     pub fn stats(&self) -> Option<SinkStats> {
         self.used.load(Ordering::Relaxed).then(|| SinkStats {
             name: "listener".into(),
-            records: self.queued.load(Ordering::Relaxed),
-            errors: self.dropped.load(Ordering::Relaxed),
+            records: self.delivered.load(Ordering::Relaxed),
+            errors: self.dropped.load(Ordering::Relaxed) + self.pending(),
         })
     }
 }
@@ -405,7 +444,8 @@ mod tests {
         sink.record(&sample(1, ctx())).unwrap();
         sink.flush().unwrap();
         let s = hub.stats().unwrap();
-        assert_eq!((s.records, s.errors), (1, 1));
+        // The queued sample is dropped; nothing is encoded while nobody listens.
+        assert_eq!((s.records, s.errors), (0, 1));
     }
 
     #[test]
@@ -414,12 +454,17 @@ mod tests {
         hub.set_listening(true, -1);
         hub.push(vec![0; MAX_QUEUED_BYTES], 10);
         hub.push(vec![0; 1], 3);
+        hub.push(vec![0; 1], 4);
         let s = hub.stats().unwrap();
-        assert_eq!((s.records, s.errors), (10, 3));
+        // 7 dropped, 10 still waiting.
+        assert_eq!((s.records, s.errors), (0, 17));
+        assert!(hub.warned_full.load(Ordering::Relaxed));
         assert_eq!(
             hub.poll(Duration::ZERO).map(|b| b.len()),
             Some(MAX_QUEUED_BYTES)
         );
+        let s = hub.stats().unwrap();
+        assert_eq!((s.records, s.errors), (10, 7));
     }
 
     #[test]

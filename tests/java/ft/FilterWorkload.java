@@ -54,6 +54,9 @@ public final class FilterWorkload {
             case "listener":
                 listener();
                 break;
+            case "blocking":
+                blocking();
+                break;
             default:
                 throw new IllegalArgumentException(mode);
         }
@@ -148,6 +151,24 @@ public final class FilterWorkload {
                 .append(",\"burned\":").append(burned).append(",\"self_seen\":").append(selfSeen)
                 .append(",\"wrong_thread\":").append(wrongThread).append('}');
         System.out.println(sb);
+    }
+
+    /**
+     * A listener that blocks forever on its first sample, left registered at exit: the
+     * application must still end normally and on time.
+     */
+    static void blocking() throws Exception {
+        AtomicLong seen = new AtomicLong();
+        Samples.addListener(s -> {
+            seen.incrementAndGet();
+            while (true) {
+                java.util.concurrent.locks.LockSupport.park();
+            }
+        });
+        Thread.sleep(2500);
+        work(2000);
+        Thread.sleep(1500);
+        System.out.println("{\"seen\":" + seen + "}");
     }
 
     static RecordingContextFilter.Builder create() {
