@@ -8,7 +8,8 @@
 
 mod common;
 
-use serde_json::{Map, Value};
+use common::verdict::{self, Verdict};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -44,45 +45,13 @@ fn expected_context(method: &str) -> BTreeMap<String, String> {
     m
 }
 
-/// The innermost `gt_*` method on the stack (leaf first), if any.
+/// The innermost `gt_*` method of the workload on the stack (leaf first), if any.
 fn gt_method(sample: &Value) -> Option<String> {
-    sample["stack"].as_array()?.iter().find_map(|f| {
-        let m = f["method"].as_str()?;
-        let simple = m.strip_prefix(GT_CLASS)?;
-        simple.starts_with("gt_").then(|| simple.to_string())
-    })
-}
-
-fn as_string_map(ctx: &Map<String, Value>) -> Option<BTreeMap<String, String>> {
-    ctx.iter()
-        .map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-        .collect()
-}
-
-#[derive(Debug)]
-enum Verdict {
-    Correct,
-    Unknown(String),
-    Wrong(String),
+    verdict::innermost(sample, GT_CLASS, "gt_")
 }
 
 fn classify(sample: &Value, method: &str) -> Verdict {
-    let expected = expected_context(method);
-    match sample.get("context") {
-        Some(Value::Object(ctx)) => match as_string_map(ctx) {
-            Some(got) if got == expected => Verdict::Correct,
-            _ => Verdict::Wrong(format!(
-                "expected {expected:?}, got {}",
-                Value::Object(ctx.clone())
-            )),
-        },
-        Some(Value::Null) => match sample.get("unknown").and_then(Value::as_str) {
-            Some(reason) if !reason.is_empty() => Verdict::Unknown(reason.to_string()),
-            _ => Verdict::Wrong("context null without an `unknown` reason".into()),
-        },
-        Some(other) => Verdict::Wrong(format!("context is neither an object nor null: {other}")),
-        None => Verdict::Wrong("no `context` field".into()),
-    }
+    verdict::classify(sample, &expected_context(method))
 }
 
 #[derive(Default)]
@@ -112,14 +81,19 @@ fn received_count(summary: &str) -> Option<u64> {
 }
 
 fn ground_truth(jdk: u32, mode: &str) {
+    ground_truth_with(jdk, mode, &[SECONDS, mode], "");
+}
+
+/// `args` for the workload; `label` tells runs of one JDK and mode apart (file names, output).
+fn ground_truth_with(jdk: u32, mode: &str, args: &[&str], label: &str) {
     let _serial = common::serial();
-    let jsonl = common::out_file(&format!("ground-truth-{jdk}-{mode}.jsonl"));
+    let jsonl = common::out_file(&format!("ground-truth-{jdk}-{mode}{label}.jsonl"));
     let options = format!("sink=jsonl:{},period=1ms", jsonl.display());
     let out = common::run_java(
         jdk,
         Some(&options),
         "gt.GroundTruth",
-        &[SECONDS, mode],
+        args,
         Duration::from_secs(180),
     );
     assert!(
@@ -193,7 +167,7 @@ fn ground_truth(jdk: u32, mode: &str) {
         }
     };
     println!(
-        "ground truth JDK {jdk} {mode}: {} lines, {total} in gt_* methods: correct {} ({:.2} %), \
+        "ground truth JDK {jdk} {mode}{label}: {} lines, {total} in gt_* methods: correct {} ({:.2} %), \
          unknown {} ({:.2} %) {:?}, wrong {}",
         samples.len(),
         t.correct,
@@ -309,6 +283,16 @@ fn expectation_table() {
 #[test]
 fn ground_truth_jdk17() {
     ground_truth(17, "platform");
+}
+
+/// Bursting threads: 2 workers at ≈ 100 k transitions/s each (phases divided by 200) with the
+/// default 1024-entry ring, which fills in ≈ 10 ms at that rate: the worker's adaptive drain must
+/// keep `log_overflow` out. Run by hand (`-- --ignored --nocapture`): its rate depends on the
+/// cores the workload gets. Figures in bench/README.md ("Accuracy under load").
+#[test]
+#[ignore]
+fn ground_truth_jdk17_burst() {
+    ground_truth_with(17, "platform", &[SECONDS, "platform", "2", "200"], "-burst");
 }
 
 #[test]

@@ -17,7 +17,8 @@
 
 mod common;
 
-use serde_json::{Map, Value};
+use common::verdict::{self, Verdict};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -78,43 +79,11 @@ fn expected_context(method: &str) -> BTreeMap<String, String> {
 
 /// The innermost `gt_*` method of the workload on the stack (leaf first), if any.
 fn gt_method(sample: &Value) -> Option<String> {
-    sample["stack"].as_array()?.iter().find_map(|f| {
-        let m = f["method"].as_str()?;
-        let simple = m.strip_prefix(GT_CLASS)?;
-        simple.starts_with("gt_").then(|| simple.to_string())
-    })
-}
-
-fn as_string_map(ctx: &Map<String, Value>) -> Option<BTreeMap<String, String>> {
-    ctx.iter()
-        .map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-        .collect()
-}
-
-#[derive(Debug)]
-enum Verdict {
-    Correct,
-    Unknown(String),
-    Wrong(String),
+    verdict::innermost(sample, GT_CLASS, "gt_")
 }
 
 fn classify(sample: &Value, method: &str) -> Verdict {
-    let expected = expected_context(method);
-    match sample.get("context") {
-        Some(Value::Object(ctx)) => match as_string_map(ctx) {
-            Some(got) if got == expected => Verdict::Correct,
-            _ => Verdict::Wrong(format!(
-                "expected {expected:?}, got {}",
-                Value::Object(ctx.clone())
-            )),
-        },
-        Some(Value::Null) => match sample.get("unknown").and_then(Value::as_str) {
-            Some(reason) if !reason.is_empty() => Verdict::Unknown(reason.to_string()),
-            _ => Verdict::Wrong("context null without an `unknown` reason".into()),
-        },
-        Some(other) => Verdict::Wrong(format!("context is neither an object nor null: {other}")),
-        None => Verdict::Wrong("no `context` field".into()),
-    }
+    verdict::classify(sample, &expected_context(method))
 }
 
 #[derive(Default)]

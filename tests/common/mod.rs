@@ -16,6 +16,8 @@
 //! - [`AgentSummary`] parses the agent's exit line `jfrctx: samples received=N ...`.
 #![allow(dead_code)]
 
+pub mod verdict;
+
 use std::collections::hash_map::DefaultHasher;
 use std::fs::{self, File, OpenOptions};
 use std::hash::{Hash, Hasher};
