@@ -1,5 +1,6 @@
 package dev.jfrctx;
 
+import dev.jfrctx.internal.ContextCache;
 import dev.jfrctx.internal.ContextData;
 import dev.jfrctx.internal.EntryList;
 import dev.jfrctx.internal.ThreadState;
@@ -68,8 +69,8 @@ public final class RecordingContext extends Scope implements AutoCloseable {
     /** The maximum length of a value, in {@code char}s. */
     public static final int MAX_VALUE_LENGTH = 1024;
 
-    private RecordingContext(ThreadState state, ContextData data) {
-        super(state, data);
+    private RecordingContext(ThreadState state, ContextData previous, long outer, long serial) {
+        super(state, previous, outer, serial);
     }
 
     /**
@@ -334,6 +335,12 @@ public final class RecordingContext extends Scope implements AutoCloseable {
     public static final class Builder {
 
         private final EntryList entries = new EntryList();
+        /**
+         * The cache entry of the last {@link #build()}, null after a {@link #where}. Immutable, so
+         * a builder shared by threads (only built, never changed) still reads a consistent one;
+         * it holds the contexts weakly, like the shared cache.
+         */
+        private ContextCache.Entry last;
 
         private Builder() {
         }
@@ -355,27 +362,57 @@ public final class RecordingContext extends Scope implements AutoCloseable {
                 Checks.entries(entries.size() + 1);
             }
             entries.put(name, value);
+            last = null;
             return this;
         }
 
         /**
          * Creates the context installed on the current thread extended by this builder's entries
          * (which override entries with the same key), and installs it on the current thread.
+         * Building a map that was built recently (on the same installed context, by this or
+         * another builder with the same entries) reuses the agent's id for it from a bounded
+         * cache: no call into the agent and, when the result does not escape the caller
+         * (try-with-resources), no allocation.
          *
          * @return the installed context; close it on this thread to restore the previous one
          * @throws IllegalArgumentException if the result would have more than
          *     {@link #MAX_ENTRIES} entries; nothing is installed then
          */
         public RecordingContext build() {
-            ThreadState state = ThreadState.current();
-            ContextData base = state.context();
-            String[] kv = base.mergedWith(entries);
-            ContextData data = base;
-            if (kv != null) {
-                Checks.entries(kv.length >> 1);
-                data = ContextData.of(kv);
+            // Kept within 35 bytes of bytecode (see Scope's constructor).
+            ThreadState st = ThreadState.current();
+            ContextData data = resolve(st.context());
+            return new RecordingContext(st, st.context(), st.innermost(), st.open(data));
+        }
+
+        /** The context this builder builds on {@code base}: the last one, else {@link #lookup}. */
+        private ContextData resolve(ContextData base) {
+            ContextCache.Entry e = last;
+            ContextData data;
+            if (e != null && e.extendsBase(base) && (data = e.result()) != null) {
+                return data;
             }
-            return new RecordingContext(state, data);
+            return lookup(base);
+        }
+
+        /**
+         * From the shared cache, else merges, interns (one JNI call with the agent) and caches
+         * the result. Out of line: the common case above stays small.
+         */
+        private ContextData lookup(ContextData base) {
+            ContextCache.Entry e = ContextCache.get(base, entries);
+            ContextData data = e == null ? null : e.result();
+            if (data == null) {
+                String[] kv = base.mergedWith(entries);
+                data = base;
+                if (kv != null) {
+                    Checks.entries(kv.length >> 1);
+                    data = ContextData.of(kv);
+                }
+                e = ContextCache.put(base, entries, data);
+            }
+            last = e;
+            return data;
         }
     }
 
@@ -398,7 +435,9 @@ public final class RecordingContext extends Scope implements AutoCloseable {
          * @return the activation; close it on this thread to restore the previous context
          */
         public Activation activate() {
-            return new Activation(ThreadState.current(), data);
+            // Kept within 35 bytes of bytecode (see Scope's constructor).
+            ThreadState st = ThreadState.current();
+            return new Activation(st, st.context(), st.innermost(), st.open(data));
         }
     }
 
@@ -408,8 +447,8 @@ public final class RecordingContext extends Scope implements AutoCloseable {
      */
     public static final class Activation extends Scope implements AutoCloseable {
 
-        private Activation(ThreadState state, ContextData data) {
-            super(state, data);
+        private Activation(ThreadState state, ContextData previous, long outer, long serial) {
+            super(state, previous, outer, serial);
         }
 
         /**

@@ -18,10 +18,26 @@ public final class ContextData {
 
     private final String[] kv;
     private final long id;
+    private final int hash;
 
     private ContextData(String[] kv, long id) {
         this.kv = kv;
         this.id = id;
+        this.hash = Arrays.hashCode(kv);
+    }
+
+    /** The content hash of the map (not of the id), computed once. */
+    int hash() {
+        return hash;
+    }
+
+    /** The total length of keys and values, in chars. */
+    int chars() {
+        int c = 0;
+        for (String s : kv) {
+            c += s.length();
+        }
+        return c;
     }
 
     /**

@@ -12,6 +12,8 @@ public final class EntryList {
     private String[] keys = new String[4];
     private String[] values = new String[4];
     private int size;
+    /** {@link #contentHash()}, 0 when not computed since the last change. */
+    private int hash;
 
     /** Creates an empty list. */
     public EntryList() {
@@ -43,6 +45,7 @@ public final class EntryList {
      * @param value the value, non-null
      */
     public void put(String key, String value) {
+        hash = 0;
         int at = Arrays.binarySearch(keys, 0, size, key);
         if (at >= 0) {
             values[at] = value;
@@ -58,6 +61,35 @@ public final class EntryList {
         keys[at] = key;
         values[at] = value;
         size++;
+    }
+
+    /**
+     * Returns a hash of the entries (keys and values, in order), cached until the next
+     * {@link #put}.
+     *
+     * @return the hash, never 0
+     */
+    public int contentHash() {
+        int h = hash;
+        if (h == 0) {
+            h = 1;
+            for (int i = 0; i < size; i++) {
+                h = 31 * (31 * h + keys[i].hashCode()) + values[i].hashCode();
+            }
+            if (h == 0) {
+                h = 1;
+            }
+            hash = h;
+        }
+        return h;
+    }
+
+    String[] keys() {
+        return keys;
+    }
+
+    String[] values() {
+        return values;
     }
 
     String key(int i) {

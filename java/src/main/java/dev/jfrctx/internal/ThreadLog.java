@@ -4,13 +4,23 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.LongBuffer;
 
 /**
  * The producer side of one thread's transition ring (layout and protocol: ARCHITECTURE.md, "Thread
  * ring"). Only the owning thread may call {@link #transition}. <b>Not API</b>.
  *
- * <p>The ring is accessed only through a {@code long[]} byte-buffer view {@link VarHandle} in
- * native byte order: no JNI call, no lock, no allocation per transition.
+ * <p>No JNI call, no lock, no allocation per transition. {@link #transition} writes through a
+ * native-order {@link LongBuffer} view of the ring with plain aligned 8-byte stores ordered by
+ * explicit {@link VarHandle} fences ({@code releaseFence} before a store = {@code setRelease}).
+ * It does not use the {@code byteBufferViewVarHandle}: its five inlined accesses make a C2
+ * method of ≈ 1.4 KB, and when {@code transition} was compiled on its own before its callers
+ * (likely: it runs twice per context switch), JDK 17's C2 sometimes refused to inline it
+ * ("already compiled into a big method") and the stores then cost ≈ 5 × more per switch,
+ * differently from one JVM run to the next. The {@code LongBuffer} path compiles to about half
+ * the code and is faster on JDK 17 and 25 alike (bench/README.md). The stores are atomic: the
+ * ring is 8-byte aligned, every field is at a multiple of 8, and an aligned {@code long} store
+ * through a direct buffer is a single instruction on the 64-bit JVMs the agent supports.
  */
 public final class ThreadLog {
 
@@ -27,8 +37,14 @@ public final class ThreadLog {
     private static final VarHandle LONGS =
             MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
-    private final ByteBuffer ring;
-    private final long mask;
+    /** Word indices (byte offset / 8) of the fields written per transition. */
+    private static final int HEAD_WORD = HEAD / 8;
+    private static final int CURRENT_WORD = CURRENT / 8;
+    private static final int ENTRIES_WORD = ENTRIES / 8;
+
+    /** The ring as native-order longs, the only path {@link #transition} writes through. */
+    private final LongBuffer words;
+    private final int mask;
     private final long handle;
     /** Transitions written so far; only the owning thread touches it. */
     private long n;
@@ -39,8 +55,8 @@ public final class ThreadLog {
      * {@code head}.
      *
      * @param ring a direct buffer of at least {@code 64 + 16 * capacity} bytes
-     * @throws IllegalArgumentException when the buffer is not direct, is too small, or
-     *     {@code capacity} is not a positive power of two
+     * @throws IllegalArgumentException when the buffer is not direct, is too small, is not 8-byte
+     *     aligned, or {@code capacity} is not a positive power of two
      */
     public ThreadLog(ByteBuffer ring) {
         if (!ring.isDirect() || ring.isReadOnly()) {
@@ -49,6 +65,9 @@ public final class ThreadLog {
         if (ring.capacity() < ENTRIES) {
             throw new IllegalArgumentException("jfrctx: ring too small: " + ring.capacity() + " bytes");
         }
+        if (ring.alignmentOffset(0, 8) != 0) {
+            throw new IllegalArgumentException("jfrctx: ring is not 8-byte aligned");
+        }
         ring = ring.duplicate().clear(); // indices are absolute; ignore the caller's position/limit
         long capacity = (long) LONGS.get(ring, CAPACITY);
         if (capacity <= 0 || (capacity & (capacity - 1)) != 0
@@ -56,8 +75,8 @@ public final class ThreadLog {
             throw new IllegalArgumentException("jfrctx: bad ring capacity " + capacity
                     + " for a buffer of " + ring.capacity() + " bytes");
         }
-        this.ring = ring;
-        this.mask = capacity - 1;
+        this.words = ring.order(ByteOrder.nativeOrder()).asLongBuffer();
+        this.mask = (int) (capacity - 1);
         this.handle = (long) LONGS.get(ring, HANDLE);
         this.n = (long) LONGS.getAcquire(ring, HEAD) >>> 1;
     }
@@ -92,16 +111,20 @@ public final class ThreadLog {
      * @param id the context id installed from now on
      */
     public void transition(long id) {
+        LongBuffer w = words;
         long n = this.n;
-        int entry = ENTRIES + ENTRY_SIZE * (int) (n & mask);
-        LONGS.setRelease(ring, HEAD, 2 * n + 1);
+        int entry = ENTRIES_WORD + 2 * ((int) n & mask);
+        VarHandle.releaseFence(); // head = 2n+1 with release semantics
+        w.put(HEAD_WORD, 2 * n + 1);
         // The entry's stores must not become visible before the odd head (seqlock writer).
         VarHandle.storeStoreFence();
         long t = System.nanoTime();
-        LONGS.set(ring, entry, t);
-        LONGS.set(ring, entry + 8, id);
-        LONGS.setRelease(ring, HEAD, 2 * n + 2);
-        LONGS.setRelease(ring, CURRENT, id);
+        w.put(entry, t);
+        w.put(entry + 1, id);
+        VarHandle.releaseFence(); // head = 2n+2 with release semantics
+        w.put(HEAD_WORD, 2 * n + 2);
+        VarHandle.releaseFence(); // current = id with release semantics
+        w.put(CURRENT_WORD, id);
         this.n = n + 1;
     }
 

@@ -16,8 +16,10 @@ public final class ThreadState {
 
     private final Thread owner;
     private ContextData current = ContextData.EMPTY;
-    /** The innermost open scope (a facade object, opaque here), or null. */
-    private Object innermost;
+    /** The serial number of the innermost open scope, 0 when none. */
+    private long innermost;
+    /** The last serial number handed out by {@link #open}; serial numbers are never reused. */
+    private long serial;
     private ThreadLog log;
     private boolean logOpened;
 
@@ -53,36 +55,66 @@ public final class ThreadState {
     }
 
     /**
-     * Returns the innermost open scope.
+     * Returns the serial number of the innermost open scope.
      *
-     * @return the scope object passed to the last {@link #install}, or null
+     * @return the number returned by the last {@link #open} not yet undone by {@link #restore},
+     *     or 0 when no scope is open
      */
-    public Object innermost() {
+    public long innermost() {
         return innermost;
     }
 
     /**
-     * Installs {@code data} with {@code scope} as the innermost open scope, and writes exactly one
-     * transition to the thread's ring (opening the ring on the first install).
+     * Opens a scope: installs {@code data}, makes a new serial number the innermost open scope,
+     * and writes exactly one transition to the thread's ring (opening the ring on the first
+     * install). The caller keeps {@link #context()} and {@link #innermost()} read before this call
+     * to {@link #restore} them. Identifying scopes by a never-reused number instead of by object
+     * lets the scope object itself be scalar-replaced by the JIT (no allocation per switch).
      *
-     * @param scope the new innermost scope, null for none
      * @param data the context installed from now on
+     * @return the new scope's serial number, ≥ 1
      */
-    public void install(Object scope, ContextData data) {
-        innermost = scope;
+    public long open(ContextData data) {
+        long s = serial + 1;
+        serial = s;
+        innermost = s;
         current = data;
+        write(data.id());
+        return s;
+    }
+
+    /**
+     * Closes a scope: reinstalls {@code previous} with {@code outer} as the innermost open scope,
+     * and writes exactly one transition.
+     *
+     * @param outer the serial number that was innermost when the scope was opened (0: none)
+     * @param previous the context that was installed when the scope was opened
+     */
+    public void restore(long outer, ContextData previous) {
+        innermost = outer;
+        current = previous;
+        write(previous.id());
+    }
+
+    private void write(long id) {
         ThreadLog l = log;
-        if (l == null) {
-            if (logOpened) {
-                return;
-            }
-            logOpened = true;
-            l = log = ThreadLog.openForCurrentThread();
-            if (l == null) {
-                return;
-            }
+        if (l != null) {
+            l.transition(id);
+        } else {
+            writeFirst(id);
         }
-        l.transition(data.id());
+    }
+
+    /** The first install opens the ring; without a ring (no agent), nothing is written. */
+    private void writeFirst(long id) {
+        if (logOpened) {
+            return;
+        }
+        logOpened = true;
+        ThreadLog l = log = ThreadLog.openForCurrentThread();
+        if (l != null) {
+            l.transition(id);
+        }
     }
 
     /**

@@ -2,6 +2,7 @@ package dev.jfrctx.internal;
 
 import dev.jfrctx.RecordingContext;
 import dev.jfrctx.RecordingContextKey;
+import dev.jfrctx.SwitchAllocation;
 import dev.jfrctx.agent.Natives;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -30,6 +31,7 @@ public final class AgentModeMain {
         long otherThread = otherThreadGetsItsOwnRing();
         reclamation(otherThread);
         check(!Natives.RELEASED_IDS.contains(1L), "id 1 is still held by a snapshot");
+        switchesAllocateNothing(kept);
         degradation();
         java.lang.ref.Reference.reachabilityFence(kept);
         System.out.println("agent-mode OK");
@@ -69,6 +71,26 @@ public final class AgentModeMain {
             previousTime = time;
         }
         return snapshot;
+    }
+
+    /** Steady-state switches on a live ring allocate nothing and intern nothing new. */
+    private static void switchesAllocateNothing(RecordingContext.Snapshot snapshot) {
+        ByteBuffer ring = Natives.RINGS.get(0);
+        long head = ring.getLong(0);
+        double perOp = SwitchAllocation.activateClose(snapshot);
+        check(perOp < 0.01, "activate()+close() allocates " + perOp + " B per pair");
+        check(ring.getLong(0) > head, "the switches were written to the ring");
+        RecordingContext.Builder builder = RecordingContext.where(K, "steady").where(J, "state");
+        int interned = Natives.INTERNED.size();
+        RecordingContext.Snapshot held; // keeps the map reachable: the cache holds it only weakly
+        try (RecordingContext first = builder.build()) {
+            held = RecordingContext.snapshot();
+        }
+        perOp = SwitchAllocation.buildClose(builder);
+        check(perOp < 0.01, "build()+close() allocates " + perOp + " B per pair");
+        equal(interned + 1, Natives.INTERNED.size(), "a map built again and again is interned once");
+        equal(0, ring.getLong(16), "current after the switches");
+        java.lang.ref.Reference.reachabilityFence(held);
     }
 
     private static void outOfOrderCloseWritesNothing() {

@@ -5,6 +5,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.LongBuffer;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -29,8 +30,10 @@ public class RingBench {
             MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
     private ThreadLog log;
-    private ByteBuffer copy;
+    private LongBuffer words;
+    private ByteBuffer copyVh;
     private long n;
+    private long m;
 
     @Setup
     public void setup() {
@@ -39,7 +42,8 @@ public class RingBench {
         ring.putLong(32, Thread.currentThread().getId()); // thread id
         ring.putLong(40, 1); // handle
         log = new ThreadLog(ring);
-        copy = ByteBuffer.allocateDirect(64 + 16 * CAPACITY).order(ByteOrder.nativeOrder());
+        words = ByteBuffer.allocateDirect(64 + 16 * CAPACITY).order(ByteOrder.nativeOrder()).asLongBuffer();
+        copyVh = ByteBuffer.allocateDirect(64 + 16 * CAPACITY).order(ByteOrder.nativeOrder());
     }
 
     /** Two transitions (install, then back to no context), as one activate/close pair writes. */
@@ -51,8 +55,9 @@ public class RingBench {
     }
 
     /**
-     * The same stores and fence as {@code ThreadLog.transition} (a copy of its protocol), without
-     * the {@code System.nanoTime()} read: what the ring costs beyond the clock.
+     * The same stores and fences as {@code ThreadLog.transition} (a copy of its protocol: plain
+     * stores through a {@code LongBuffer} view, explicit fences), without the
+     * {@code System.nanoTime()} read: what the ring costs beyond the clock.
      */
     @Benchmark
     public long protocolWithoutClockPair() {
@@ -62,14 +67,43 @@ public class RingBench {
     }
 
     private void write(long id) {
+        LongBuffer w = words;
         long k = n;
-        int entry = 64 + 16 * (int) (k & (CAPACITY - 1));
-        LONGS.setRelease(copy, 0, 2 * k + 1);
+        int entry = 8 + 2 * ((int) k & (CAPACITY - 1));
+        VarHandle.releaseFence();
+        w.put(0, 2 * k + 1);
         VarHandle.storeStoreFence();
-        LONGS.set(copy, entry, k);
-        LONGS.set(copy, entry + 8, id);
-        LONGS.setRelease(copy, 0, 2 * k + 2);
-        LONGS.setRelease(copy, 16, id);
+        w.put(entry, k);
+        w.put(entry + 1, id);
+        VarHandle.releaseFence();
+        w.put(0, 2 * k + 2);
+        VarHandle.releaseFence();
+        w.put(2, id);
         n = k + 1;
+    }
+
+    /**
+     * The previous writer's access path, for comparison: the same protocol through a
+     * {@code byteBufferViewVarHandle} ({@code setRelease}/{@code set}), without the clock. On JDK
+     * 17 its cost depends on whether C2 inlines {@code writeVarHandle} into the caller, which
+     * varies from fork to fork (see {@code ThreadLog}).
+     */
+    @Benchmark
+    public long protocolVarHandleWithoutClockPair() {
+        writeVarHandle(42);
+        writeVarHandle(0);
+        return m;
+    }
+
+    private void writeVarHandle(long id) {
+        long k = m;
+        int entry = 64 + 16 * (int) (k & (CAPACITY - 1));
+        LONGS.setRelease(copyVh, 0, 2 * k + 1);
+        VarHandle.storeStoreFence();
+        LONGS.set(copyVh, entry, k);
+        LONGS.set(copyVh, entry + 8, id);
+        LONGS.setRelease(copyVh, 0, 2 * k + 2);
+        LONGS.setRelease(copyVh, 16, id);
+        m = k + 1;
     }
 }

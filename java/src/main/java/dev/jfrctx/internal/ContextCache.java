@@ -1,0 +1,134 @@
+package dev.jfrctx.internal;
+
+import java.lang.ref.WeakReference;
+import java.util.Arrays;
+
+/**
+ * A bounded, lock-free cache from (installed context, builder entries) to the context they build,
+ * so that building a map that was built before reuses its {@link ContextData} and thus its
+ * interned id: no {@code Natives.intern} call, no Cleaner registration, no allocation.
+ * <b>Not API</b>.
+ *
+ * <p>Direct-mapped, {@value #SLOTS} slots; a colliding store replaces the slot. A slot is an
+ * immutable object read and written without synchronisation: its fields are final, so a racing
+ * reader sees either a complete slot or the previous one, never a torn one. Two threads missing
+ * the same key at once may both intern the map; each {@code ContextData} then holds its own
+ * reference on its own id and the agent releases each when its object becomes unreachable.
+ *
+ * <p>Reference counting is unchanged: a {@code ContextData} holds the one reference taken by its
+ * {@code intern} call until it becomes unreachable ({@link Reclamation}), and the cache holds
+ * both the installed context and the result only <em>weakly</em>: it never delays the release
+ * of an id. After a GC has collected a context that nothing else used, the next build of that
+ * map interns it again (one JNI call per distinct map per such GC). Contexts of more than
+ * {@value #MAX_CHARS} chars (keys and values) are not cached, which bounds the memory the table
+ * retains to ≈ {@value #SLOTS} × {@value #MAX_CHARS} chars of keys and values.
+ */
+public final class ContextCache {
+
+    /** Number of slots, a power of two. */
+    static final int SLOTS = 512;
+
+    /** Largest context (sum of key and value lengths, in chars) that is cached. */
+    static final int MAX_CHARS = 2048;
+
+    /**
+     * One cached (installed context, entries) → context. Immutable: a builder may keep the last
+     * one it used and reuse it without looking it up again while its entries and the installed
+     * context are the same.
+     */
+    public static final class Entry extends WeakReference<ContextData> {
+        private final WeakReference<ContextData> base;
+        private final String[] keys;
+        private final String[] values;
+
+        Entry(ContextData base, String[] keys, String[] values, ContextData result) {
+            super(result);
+            this.base = base == ContextData.EMPTY ? EMPTY_BASE : new WeakReference<>(base);
+            this.keys = keys;
+            this.values = values;
+        }
+
+        /**
+         * Returns whether the entries extended {@code base}.
+         *
+         * @param base the installed context, compared by identity
+         * @return true when it is this entry's base
+         */
+        public boolean extendsBase(ContextData base) {
+            return this.base.refersTo(base);
+        }
+
+        /**
+         * Returns the context built, unless it has been collected.
+         *
+         * @return the result, or null
+         */
+        public ContextData result() {
+            return get();
+        }
+    }
+
+    private static final WeakReference<ContextData> EMPTY_BASE = new WeakReference<>(ContextData.EMPTY);
+
+    private static final Entry[] TABLE = new Entry[SLOTS];
+
+    private ContextCache() {
+    }
+
+    private static int index(ContextData base, EntryList entries) {
+        int h = base.hash() * 0x9E3779B9 + entries.contentHash();
+        return (h ^ (h >>> 16)) & (SLOTS - 1);
+    }
+
+    /**
+     * Returns the context that {@code entries} built on {@code base} before, if still cached.
+     * Allocates nothing.
+     *
+     * @param base the installed context (compared by identity)
+     * @param entries the builder's entries (compared by content)
+     * @return the cached entry (its result may still be collected before it is read), or null
+     */
+    public static Entry get(ContextData base, EntryList entries) {
+        Entry s = TABLE[index(base, entries)];
+        if (s == null || !s.extendsBase(base) || s.refersTo(null)) {
+            return null;
+        }
+        String[] keys = s.keys;
+        String[] values = s.values;
+        int n = entries.size();
+        if (keys.length != n) {
+            return null;
+        }
+        for (int i = 0; i < n; i++) {
+            String k = entries.key(i);
+            String v = entries.value(i);
+            // Identity first (a builder reused, or constant keys): keeps the inlined code small.
+            if ((keys[i] != k || values[i] != v) && !sameContent(keys[i], k, values[i], v)) {
+                return null;
+            }
+        }
+        return s;
+    }
+
+    private static boolean sameContent(String k1, String k2, String v1, String v2) {
+        return k1.equals(k2) && v1.equals(v2);
+    }
+
+    /**
+     * Remembers that {@code entries} built on {@code base} gives {@code result}.
+     *
+     * @param base the installed context the entries extended
+     * @param entries the builder's entries (copied)
+     * @param result the context built
+     * @return the entry, also when it was too large to be cached
+     */
+    public static Entry put(ContextData base, EntryList entries, ContextData result) {
+        int n = entries.size();
+        Entry e = new Entry(base, Arrays.copyOf(entries.keys(), n),
+                Arrays.copyOf(entries.values(), n), result);
+        if (result.chars() <= MAX_CHARS && base.chars() <= MAX_CHARS) {
+            TABLE[index(base, entries)] = e;
+        }
+        return e;
+    }
+}
