@@ -72,6 +72,8 @@ struct Core {
     batch_errors: u64,
     /// In-process listeners (`dev.jfrctx.Samples`), fed after the filter.
     listener: ListenerSink,
+    /// The push sink's figures for the summary (`push=`; the sink itself is in `sinks`).
+    push: Option<crate::sink::push::PushHandle>,
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
@@ -116,7 +118,21 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), String> {
             ));
         }
     }
-    let sinks = SinkSet::open_all(&config.sinks, std::process::id())?;
+    let mut sinks = SinkSet::open_all(&config.sinks, std::process::id())?;
+    let push = config.push.url.clone().map(|url| {
+        let app = config.push.app.clone().unwrap_or_else(|| {
+            let command = jvmti.system_property("sun.java.command");
+            crate::sink::push::spec::app_from_command(command.as_deref())
+        });
+        let (sink, handle) = crate::sink::push::PushSink::new(
+            url,
+            app,
+            config.push.labels.clone(),
+            &config.sink_options,
+        );
+        sinks.push(Box::new(sink));
+        handle
+    });
     let core = Core {
         joiner: Joiner::new(config.retention_ns, SAFETY_NS),
         decoder: Decoder::new(),
@@ -128,6 +144,7 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), String> {
         stream_problem: None,
         batch_errors: 0,
         listener: ListenerSink::new(&listener::HUB),
+        push,
     };
     let agent = Agent {
         repo: Mutex::new(Repository::new(config.retention_ns)),
@@ -245,14 +262,29 @@ fn shutdown(a: &Agent) {
 fn worker_loop(interval: Duration) {
     let Some(a) = agent() else { return };
     let mut panics = 0;
+    // Adaptive pace (`crate::pace`): shorter sleeps while a ring fills fast, back to `interval`
+    // when quiet.
+    let configured = i64::try_from(interval.as_nanos()).unwrap_or(i64::MAX);
+    let mut sleep = configured;
+    let mut last_drain: Option<i64> = None;
     while !a.stop.load(Ordering::Acquire) {
-        std::thread::park_timeout(interval);
+        std::thread::park_timeout(Duration::from_nanos(sleep as u64));
         if a.stop.load(Ordering::Acquire) {
             break;
         }
         let result = catch_unwind(AssertUnwindSafe(|| {
-            a.core.lock().round(a, false);
+            let mut core = a.core.lock();
+            core.round(a, false);
+            (core.joiner.watermark(), core.joiner.peak_fill())
         }));
+        if let Ok((drained_at, fill)) = result {
+            let elapsed = match (last_drain, drained_at) {
+                (Some(before), Some(now)) => now.saturating_sub(before),
+                _ => 0,
+            };
+            last_drain = drained_at;
+            sleep = crate::pace::next_sleep_ns(configured, sleep, elapsed, fill);
+        }
         if result.is_err() {
             // What the round had taken out of the queues may be lost; everything else (rings,
             // histories, pending samples, sinks) is still in place, so the next round goes on.
@@ -388,6 +420,8 @@ impl Core {
         c.lost_entries = self.joiner.counters().entries_lost;
         c.sinks = self.sinks.stats();
         c.sinks.extend(listener::HUB.stats());
+        c.push = self.push.as_ref().map(|p| p.figures());
+        c.replaced = self.sinks.replaced();
         c.line()
     }
 }

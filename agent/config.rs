@@ -7,8 +7,9 @@
 //! may repeat. The file may not contain `config=` itself.
 //!
 //! The aggregated sinks (pprof, collapsed, svg) take the global options `interval`,
-//! `cardinality`, `collapsed_keys` and `svg_key`; after parsing they are copied, with `period`,
-//! into every [`SinkSpec`] as its [`SinkOptions`] (what a sink needs when it is opened).
+//! `cardinality`, `collapsed_keys` and `svg_key`; after parsing they are copied, with `period`
+//! and the value plan of `events=` ([`crate::value::ValuePlan`]), into every [`SinkSpec`] as its
+//! [`SinkOptions`] (what a sink needs when it is opened).
 //!
 //! Everything here is pure: [`parse_with`] takes the file reader as a parameter.
 
@@ -21,7 +22,7 @@ use crate::sink::{parse_cardinality, parse_keys};
 pub use crate::sink::{Policy, SinkOptions};
 
 /// Option keys, in the order shown in error messages.
-pub const KNOWN_KEYS: [&str; 16] = [
+pub const KNOWN_KEYS: [&str; 19] = [
     "sink",
     "period",
     "log",
@@ -38,6 +39,9 @@ pub const KNOWN_KEYS: [&str; 16] = [
     "throttle",
     "latency",
     "filter",
+    "push",
+    "push_app",
+    "push_labels",
 ];
 
 /// Where no `sink` is given: JSON lines into the working directory, one file per process.
@@ -80,6 +84,8 @@ pub struct Config {
     pub latency: crate::events::Latency,
     /// `filter=`: the initial `RecordingContextFilter` (`None`: every sample passes).
     pub filter: Option<crate::filter::Filter>,
+    /// `push=URL`, `push_app=NAME`, `push_labels=K=V+K=V` (`push.url` `None`: no push).
+    pub push: crate::sink::push::spec::PushSpec,
 }
 
 impl Default for Config {
@@ -100,6 +106,7 @@ impl Default for Config {
             throttle: None,
             latency: crate::events::Latency::Default,
             filter: None,
+            push: crate::sink::push::spec::PushSpec::default(),
         }
     }
 }
@@ -402,6 +409,14 @@ pub fn parse_with(
     file.apply(&mut config);
     cli.apply(&mut config);
     config.sink_options.period_ns = config.period_ns;
+    // HotSpot turns a CPU-time throttle rate into a period with the active processor count.
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
+    config.sink_options.values = crate::value::ValuePlan::new(
+        &config.events,
+        config.period_ns,
+        config.throttle.as_deref(),
+        cpus,
+    );
     for spec in &mut config.sinks {
         let rotates = config.sink_options.interval_ns.is_some() && spec.format != SinkFormat::Jsonl;
         if rotates && spec.target == Output::Stdout {
@@ -412,6 +427,28 @@ pub fn parse_with(
             });
         }
         spec.options = config.sink_options.clone();
+    }
+    if config.push.url.is_none() {
+        let extra = match (&config.push.app, config.push.labels.is_empty()) {
+            (Some(app), _) => Some(("push_app", app.clone())),
+            (None, false) => {
+                let labels: Vec<String> = config
+                    .push
+                    .labels
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                Some(("push_labels", labels.join("+")))
+            }
+            (None, true) => None,
+        };
+        if let Some((key, value)) = extra {
+            return Err(ConfigError::BadValue {
+                key,
+                value,
+                why: "needs push=URL".into(),
+            });
+        }
     }
     Ok(config)
 }
@@ -458,6 +495,9 @@ struct Layer {
     throttle: Option<String>,
     latency: Option<crate::events::Latency>,
     filter: Option<Option<crate::filter::Filter>>,
+    push: Option<crate::sink::push::spec::Url>,
+    push_app: Option<String>,
+    push_labels: Option<Vec<(String, String)>>,
 }
 
 impl Layer {
@@ -562,6 +602,21 @@ impl Layer {
                     .map_err(|why| bad_value(key, value, why))?;
                 once(&mut self.filter, "filter", v)?
             }
+            "push" => {
+                let v = crate::sink::push::spec::Url::parse(value)
+                    .map_err(|why| bad_value(key, value, why))?;
+                once(&mut self.push, "push", v)?
+            }
+            "push_app" => {
+                let v = crate::sink::push::spec::parse_app(value)
+                    .map_err(|why| bad_value(key, value, why))?;
+                once(&mut self.push_app, "push_app", v)?
+            }
+            "push_labels" => {
+                let v = crate::sink::push::spec::parse_labels(value)
+                    .map_err(|why| bad_value(key, value, why))?;
+                once(&mut self.push_labels, "push_labels", v)?
+            }
             _ => return Err(ConfigError::UnknownOption(key.into())),
         }
         Ok(())
@@ -609,6 +664,15 @@ impl Layer {
         }
         if let Some(v) = self.filter {
             config.filter = v;
+        }
+        if let Some(v) = self.push {
+            config.push.url = Some(v);
+        }
+        if let Some(v) = self.push_app {
+            config.push.app = Some(v);
+        }
+        if let Some(v) = self.push_labels {
+            config.push.labels = v;
         }
     }
 }

@@ -144,7 +144,7 @@ fn unknown_option_lists_known_ones() {
         err("perod=10ms"),
         "unknown option 'perod' (known: sink, period, log, config, ring, retention, drain, \
          stack_depth, interval, cardinality, collapsed_keys, svg_key, events, throttle, latency, \
-         filter)"
+         filter, push, push_app, push_labels)"
     );
 }
 
@@ -265,7 +265,7 @@ fn config_file_errors() {
         with_files("config=/x", &[("/x", "colour=red\n")]).unwrap_err(),
         "config file /x line 1: unknown option 'colour' (known: sink, period, log, config, \
          ring, retention, drain, stack_depth, interval, cardinality, collapsed_keys, svg_key, \
-         events, throttle, latency, filter)"
+         events, throttle, latency, filter, push, push_app, push_labels)"
     );
     assert_eq!(err("config="), "empty path for config");
 }

@@ -242,7 +242,7 @@ impl Latency {
 }
 
 /// One bridge line: (fallback, event name, settings).
-type Line = (bool, String, Vec<(String, String)>);
+pub type Line = (bool, String, Vec<(String, String)>);
 
 fn push_line(lines: &mut Vec<Line>, fallback: bool, name: &str, settings: &[(&str, &str)]) {
     let mut s: Vec<(String, String)> = vec![("stackTrace".into(), "true".into())];
@@ -255,6 +255,26 @@ fn push_line(lines: &mut Vec<Line>, fallback: bool, name: &str, settings: &[(&st
 /// event. `period_ns` is the sampling period (`period=`), `throttle` the `throttle=` value as
 /// returned by [`parse_throttle`].
 pub fn bridge_config(sel: &EventSelection, period_ns: i64, throttle: Option<&str>) -> String {
+    let mut out = String::new();
+    for (fallback, name, settings) in &event_lines(sel, period_ns, throttle) {
+        if *fallback {
+            out.push('?');
+        }
+        out.push_str(name);
+        for (k, v) in settings {
+            out.push('|');
+            out.push_str(k);
+            out.push('=');
+            out.push_str(v);
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The events to enable with their final settings (presets, then raw entries applied), in the
+/// order of [`bridge_config`]'s lines.
+pub fn event_lines(sel: &EventSelection, period_ns: i64, throttle: Option<&str>) -> Vec<Line> {
     let period = format!("{} ms", (period_ns as f64) / 1e6);
     let mut lines: Vec<Line> = Vec::new();
     let mut add = |fallback: bool, name: &str, settings: &[(&str, &str)]| {
@@ -321,21 +341,7 @@ pub fn bridge_config(sel: &EventSelection, period_ns: i64, throttle: Option<&str
             }
         }
     }
-    let mut out = String::new();
-    for (fallback, name, settings) in &lines {
-        if *fallback {
-            out.push('?');
-        }
-        out.push_str(name);
-        for (k, v) in settings {
-            out.push('|');
-            out.push_str(k);
-            out.push('=');
-            out.push_str(v);
-        }
-        out.push('\n');
-    }
-    out
+    lines
 }
 
 #[cfg(test)]

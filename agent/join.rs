@@ -136,6 +136,8 @@ pub struct Joiner {
     watermark: Option<i64>,
     scratch: Vec<Transition>,
     counters: JoinCounters,
+    /// Entries found in the fullest ring at the last `drain`, over its capacity.
+    peak_fill: f64,
 }
 
 /// Applies one drain of a thread's ring to its history.
@@ -185,6 +187,7 @@ impl Joiner {
             watermark: None,
             scratch: Vec::new(),
             counters: JoinCounters::default(),
+            peak_fill: 0.0,
         }
     }
 
@@ -276,16 +279,27 @@ impl Joiner {
     /// Drains every ring into its thread's history. `now_ns` is the clock read at the start of
     /// the round (see the module docs); it becomes the watermark.
     pub fn drain(&mut self, now_ns: i64) {
+        let mut peak = 0.0f64;
         for state in self.threads.values_mut() {
             let Some(ring) = &state.ring else {
                 continue;
             };
             self.scratch.clear();
             let outcome = ring.drain(&mut self.scratch);
+            // `head - tail` at this drain, lost entries included.
+            let found = outcome.end_index.saturating_sub(outcome.start_index);
+            peak = peak.max(found as f64 / ring.capacity().max(1) as f64);
             apply(state, &self.scratch, outcome, &mut self.counters);
             state.undrained = false;
         }
+        self.peak_fill = peak;
         self.watermark = Some(self.watermark.map_or(now_ns, |w| w.max(now_ns)));
+    }
+
+    /// Entries the fullest ring held at the latest `drain` (lost ones included) over its
+    /// capacity: above 1 when entries were lost. Feeds the worker's pace (`crate::pace`).
+    pub fn peak_fill(&self) -> f64 {
+        self.peak_fill
     }
 
     /// The watermark: `now_ns` of the latest `drain`.
@@ -294,8 +308,27 @@ impl Joiner {
     }
 
     /// The context `thread_id` had at `time_ns` (`System.nanoTime()` scale), or why it is unknown,
-    /// or `Defer` when a later drain may still change the answer.
+    /// or `Defer` when a later drain may still change the answer. Each thread's history keeps a
+    /// cursor where its last lookup ended, so samples of a thread asked in about time order cost
+    /// a few comparisons instead of a binary search over the whole history.
+    #[inline]
     pub fn decide(&self, thread_id: Option<u64>, time_ns: i64) -> Decision {
+        self.decide_with(thread_id, time_ns, History::lookup)
+    }
+
+    /// [`Joiner::decide`] with a plain binary search per lookup (no cursor): the reference the
+    /// cursor is tested and benchmarked against. Same answers.
+    pub fn decide_binary_search(&self, thread_id: Option<u64>, time_ns: i64) -> Decision {
+        self.decide_with(thread_id, time_ns, History::lookup_binary_search)
+    }
+
+    #[inline(always)]
+    fn decide_with(
+        &self,
+        thread_id: Option<u64>,
+        time_ns: i64,
+        lookup: impl Fn(&History, i64) -> Result<ContextId, UnknownReason>,
+    ) -> Decision {
         let Some(tid) = thread_id else {
             return Decision::Unknown(UnknownReason::NoThread);
         };
@@ -318,7 +351,7 @@ impl Joiner {
         if state.in_flight && time_ns >= state.history.last_transition_ns().unwrap_or(i64::MIN) {
             return Decision::Defer;
         }
-        match state.history.lookup(time_ns) {
+        match lookup(&state.history, time_ns) {
             Ok(id) => Decision::Context(id),
             Err(reason) => Decision::Unknown(reason),
         }
@@ -383,3 +416,7 @@ impl Joiner {
 #[cfg(test)]
 #[path = "join_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "join_cursor_tests.rs"]
+mod cursor_tests;

@@ -15,6 +15,7 @@ pub mod join;
 pub mod jvmti;
 pub mod log;
 pub mod model;
+pub mod pace;
 pub mod sink;
 pub mod stream;
 pub mod summary;

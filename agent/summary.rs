@@ -7,6 +7,9 @@
 //! ```
 //!
 //! (all on one line). Invariant: `received = with_context + without_context + unknown + dropped`.
+//! Optional tails: `; push URL profiles=N pushed=N retried=N dropped=N` with `push=` (where
+//! `profiles = pushed + dropped`), and `; cardinality: KEY replaced N, ...` when a cardinality
+//! policy replaced values.
 
 use std::fmt::Write as _;
 
@@ -36,6 +39,26 @@ pub struct Counters {
     pub threads: u64,
     /// Transition entries lost to ring overflow.
     pub lost_entries: u64,
+    /// The push sink's figures (`push=`).
+    pub push: Option<PushFigures>,
+    /// Per sink with a cardinality policy: its name and, per key, the values replaced
+    /// (`SinkSet::replaced`).
+    pub replaced: Vec<(String, Vec<(String, u64)>)>,
+}
+
+/// What the push sink did with its profiles; `profiles = pushed + dropped` once it finished.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PushFigures {
+    /// The endpoint, `http://host:port/path`.
+    pub target: String,
+    /// Profiles made (intervals with samples).
+    pub profiles: u64,
+    /// Profiles the endpoint took (2xx).
+    pub pushed: u64,
+    /// Attempts after a failed one.
+    pub retried: u64,
+    /// Profiles given up: queue full, attempts exhausted, or still unsent at the exit bound.
+    pub dropped: u64,
 }
 
 fn reason_index(r: UnknownReason) -> usize {
@@ -139,9 +162,53 @@ impl Counters {
             "; contexts={} threads={} lost_entries={}",
             self.contexts, self.threads, self.lost_entries
         );
+        if let Some(p) = &self.push {
+            let _ = write!(
+                l,
+                "; push {} profiles={} pushed={} retried={} dropped={}",
+                p.target, p.profiles, p.pushed, p.retried, p.dropped
+            );
+        }
+        let replaced = replaced_text(&self.replaced);
+        if !replaced.is_empty() {
+            let _ = write!(l, "; cardinality: {replaced}");
+        }
         // Names come from paths: keep the summary on one line whatever they hold.
         l.replace(['\n', '\r'], " ")
     }
+}
+
+/// `KEY replaced N, ...` per key in first-seen order. Every aggregated sink sees the same
+/// samples, so their counts normally agree and each key is shown once; when sinks differ (one
+/// failed early), each count is followed by its sink: `KEY replaced N (SINK) M (SINK)`.
+fn replaced_text(per_sink: &[(String, Vec<(String, u64)>)]) -> String {
+    let mut keys: Vec<&str> = Vec::new();
+    for (_, list) in per_sink {
+        for (k, _) in list {
+            if !keys.contains(&k.as_str()) {
+                keys.push(k);
+            }
+        }
+    }
+    let parts: Vec<String> = keys
+        .iter()
+        .map(|key| {
+            let counts: Vec<(&str, u64)> = per_sink
+                .iter()
+                .filter_map(|(sink, list)| {
+                    let n = list.iter().find(|(k, _)| k == key)?.1;
+                    Some((sink.as_str(), n))
+                })
+                .collect();
+            if counts.iter().all(|(_, n)| *n == counts[0].1) {
+                format!("{key} replaced {}", counts[0].1)
+            } else {
+                let each: Vec<String> = counts.iter().map(|(s, n)| format!("{n} ({s})")).collect();
+                format!("{key} replaced {}", each.join(" "))
+            }
+        })
+        .collect();
+    parts.join(", ")
 }
 
 #[cfg(test)]
@@ -220,6 +287,47 @@ mod tests {
             "jfrctx: samples received=2 with_context=1 without_context=1 unknown=0 dropped=0 \
              filtered=1; sinks none; contexts=0 threads=0 lost_entries=0"
         );
+    }
+
+    #[test]
+    fn push_and_cardinality_tails() {
+        let mut c = Counters::new();
+        c.add(&sample(with("request", "r-1")));
+        c.sinks.push(sink("pprof:/p", 1, 0));
+        c.push = Some(PushFigures {
+            target: "http://127.0.0.1:4040".into(),
+            profiles: 5,
+            pushed: 3,
+            retried: 7,
+            dropped: 2,
+        });
+        let both = vec![("request".to_string(), 1234), ("tenant".to_string(), 0)];
+        c.replaced = vec![
+            ("pprof:/p".into(), both.clone()),
+            ("push:http://127.0.0.1:4040".into(), both),
+        ];
+        assert!(c.balanced());
+        assert_eq!(
+            c.line(),
+            "jfrctx: samples received=1 with_context=1 without_context=0 unknown=0 dropped=0; \
+             sinks pprof:/p records=1 errors=0; contexts=0 threads=0 lost_entries=0; push \
+             http://127.0.0.1:4040 profiles=5 pushed=3 retried=7 dropped=2; cardinality: \
+             request replaced 1234, tenant replaced 0"
+        );
+    }
+
+    #[test]
+    fn replaced_counts_that_differ_name_their_sinks() {
+        let r = vec![
+            ("pprof:/p".to_string(), vec![("request".to_string(), 10)]),
+            ("svg:/d".to_string(), vec![("request".to_string(), 4)]),
+            ("collapsed:/c".to_string(), vec![("user".to_string(), 2)]),
+        ];
+        assert_eq!(
+            replaced_text(&r),
+            "request replaced 10 (pprof:/p) 4 (svg:/d), user replaced 2"
+        );
+        assert_eq!(replaced_text(&[]), "");
     }
 
     #[test]

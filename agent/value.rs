@@ -10,7 +10,15 @@
 //! | anything else | `samples` | `count` | 1 |
 //!
 //! Every kind also counts samples (`samples`/`count`, 1 each).
+//!
+//! A [`ValuePlan`] is decided once from the `events=` selection, before any sample arrives: the
+//! kinds the enabled events can produce (so every output of a rotation carries the same value
+//! types) and the sampling period of each sampling event. The period of one sample is that of its
+//! own event: `period=` for `jdk.ExecutionSample`/`jdk.NativeMethodSample`, the `throttle` for
+//! `jdk.CPUTimeSample` (a duration as is; a rate `N/unit` is, as in HotSpot, the active processor
+//! count × unit / N), each overridable by a raw `events=` entry.
 
+use crate::events::{event_lines, EventSelection};
 use crate::model::ContextualSample;
 
 /// The kind of value an event carries.
@@ -38,6 +46,55 @@ impl ValueKind {
             ValueKind::AllocBytes => ("alloc_space", "bytes"),
             ValueKind::WaitNanos => ("wait", "nanoseconds"),
         }
+    }
+}
+
+impl ValueKind {
+    /// Short name, used in file names (`stacks.alloc.txt`): `samples`, `cpu`, `native`,
+    /// `alloc`, `wait`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueKind::Count => "samples",
+            ValueKind::CpuNanos => "cpu",
+            ValueKind::NativeNanos => "native",
+            ValueKind::AllocBytes => "alloc",
+            ValueKind::WaitNanos => "wait",
+        }
+    }
+
+    /// What a quantity of this kind is called in a flame graph, and the factor turning a value
+    /// into it: nanoseconds are shown as milliseconds.
+    pub fn display_unit(self) -> (&'static str, f64) {
+        match self {
+            ValueKind::Count => ("samples", 1.0),
+            ValueKind::CpuNanos => ("ms of CPU", 1e-6),
+            ValueKind::NativeNanos => ("ms in native code", 1e-6),
+            ValueKind::AllocBytes => ("bytes allocated", 1.0),
+            ValueKind::WaitNanos => ("ms of wait", 1e-6),
+        }
+    }
+
+    /// `value` in words, with the number of samples behind it: `12.5 ms of wait in 3 samples`,
+    /// `4096 bytes allocated in 2 samples`, `7 samples`.
+    pub fn describe(self, value: u64, samples: u64) -> String {
+        let (unit, factor) = self.display_unit();
+        match self {
+            ValueKind::Count => format!("{samples} {unit}"),
+            ValueKind::AllocBytes => format!("{value} {unit} in {samples} samples"),
+            _ => format!("{:.1} {unit} in {samples} samples", value as f64 * factor),
+        }
+    }
+}
+
+/// The value kinds an enabled event can produce: its own, or for an event this table does not
+/// know, `wait` (when its samples have a duration) and `samples` (when they do not).
+pub fn possible_kinds(event: &str) -> &'static [ValueKind] {
+    match kind_of(event) {
+        ValueKind::Count => &[ValueKind::Count, ValueKind::WaitNanos],
+        ValueKind::CpuNanos => &[ValueKind::CpuNanos],
+        ValueKind::NativeNanos => &[ValueKind::NativeNanos],
+        ValueKind::AllocBytes => &[ValueKind::AllocBytes],
+        ValueKind::WaitNanos => &[ValueKind::WaitNanos],
     }
 }
 
@@ -75,6 +132,116 @@ pub fn sample_value(s: &ContextualSample, period_ns: i64) -> (ValueKind, i64) {
         ValueKind::AllocBytes => (ValueKind::AllocBytes, s.weight.max(0)),
         ValueKind::WaitNanos => (ValueKind::WaitNanos, s.duration_ns.max(0)),
     }
+}
+
+/// How the aggregated sinks value samples, decided from the enabled events (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValuePlan {
+    /// Kinds the enabled events can produce, sorted, without duplicates, never empty.
+    kinds: Vec<ValueKind>,
+    /// Per sampling event (`cpu`/`native` kinds): nanoseconds per sample.
+    periods: Vec<(String, i64)>,
+    /// For sampling events not listed (none when the plan comes from the events).
+    default_period_ns: i64,
+}
+
+impl Default for ValuePlan {
+    /// `events=cpu` with the default 20 ms period.
+    fn default() -> Self {
+        ValuePlan::new(&EventSelection::default(), 20_000_000, None, 1)
+    }
+}
+
+impl ValuePlan {
+    /// The plan of `events=sel` with `period=period_ns` and `throttle=` (as returned by
+    /// [`crate::events::parse_throttle`]); `cpus` is the active processor count, for a
+    /// `jdk.CPUTimeSample` throttle given as a rate.
+    pub fn new(sel: &EventSelection, period_ns: i64, throttle: Option<&str>, cpus: u32) -> Self {
+        let mut kinds = Vec::new();
+        let mut periods = Vec::new();
+        for (_, name, settings) in event_lines(sel, period_ns, throttle) {
+            kinds.extend_from_slice(possible_kinds(&name));
+            if matches!(kind_of(&name), ValueKind::CpuNanos | ValueKind::NativeNanos) {
+                let setting = settings
+                    .iter()
+                    .find(|(k, _)| k == "period" || k == "throttle")
+                    .and_then(|(_, v)| setting_period_ns(v, cpus));
+                periods.push((name, setting.unwrap_or(period_ns)));
+            }
+        }
+        if kinds.is_empty() {
+            kinds.push(ValueKind::Count);
+        }
+        kinds.sort();
+        kinds.dedup();
+        ValuePlan {
+            kinds,
+            periods,
+            default_period_ns: period_ns,
+        }
+    }
+
+    /// The kinds the enabled events can produce, in [`ValueKind`] order.
+    pub fn kinds(&self) -> &[ValueKind] {
+        &self.kinds
+    }
+
+    /// The kind a profile shows first: `cpu` when enabled, else the first kind other than
+    /// `samples`, else `samples`.
+    pub fn default_kind(&self) -> ValueKind {
+        self.kinds
+            .iter()
+            .copied()
+            .find(|k| *k != ValueKind::Count)
+            .unwrap_or(ValueKind::Count)
+    }
+
+    /// The sampling period of `kind` (`cpu` or `native`): that of its first enabled event.
+    pub fn period_of(&self, kind: ValueKind) -> Option<i64> {
+        self.periods
+            .iter()
+            .find(|(e, _)| kind_of(e) == kind)
+            .map(|(_, p)| *p)
+    }
+
+    /// The kind and value of one sample (see [`sample_value`]), with its own event's period.
+    pub fn value(&self, s: &ContextualSample) -> (ValueKind, i64) {
+        let period = self
+            .periods
+            .iter()
+            .find(|(e, _)| **e == *s.event)
+            .map_or(self.default_period_ns, |(_, p)| *p);
+        sample_value(s, period)
+    }
+}
+
+/// A JFR setting value as nanoseconds per sample: a duration (`20 ms`, `0.5 ms`, `10ms`) or a
+/// rate (`500/s`: `cpus` × 1 s / 500, HotSpot's per-thread CPU-time period). `None` when it is
+/// neither.
+pub fn setting_period_ns(value: &str, cpus: u32) -> Option<i64> {
+    fn unit_ns(unit: &str) -> Option<f64> {
+        Some(match unit.trim() {
+            "ns" => 1.0,
+            "us" => 1e3,
+            "ms" => 1e6,
+            "s" => 1e9,
+            "m" => 60e9,
+            "h" => 3600e9,
+            "d" => 86400e9,
+            _ => return None,
+        })
+    }
+    let v = value.trim();
+    let ns = if let Some((n, unit)) = v.split_once('/') {
+        let n: f64 = n.trim().parse().ok()?;
+        (n > 0.0).then_some(())?;
+        f64::from(cpus.max(1)) * unit_ns(unit)? / n
+    } else {
+        let split = v.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+        let n: f64 = v[..split].parse().ok()?;
+        n * unit_ns(&v[split..])?
+    };
+    (1.0..9.2e18).contains(&ns).then_some(ns.round() as i64)
 }
 
 #[cfg(test)]
@@ -140,6 +307,71 @@ mod tests {
         assert_eq!(
             sample_value(&sample("jdk.Whatever", 0, 0), p),
             (ValueKind::Count, 1)
+        );
+    }
+
+    fn plan(events: &str, throttle: Option<&str>) -> ValuePlan {
+        let sel = EventSelection::parse(events).unwrap();
+        ValuePlan::new(&sel, 20_000_000, throttle, 4)
+    }
+
+    #[test]
+    fn plans_list_the_kinds_of_the_enabled_events() {
+        use ValueKind::*;
+        assert_eq!(plan("cpu", None).kinds(), [CpuNanos]);
+        assert_eq!(plan("cpu", None), ValuePlan::default());
+        assert_eq!(
+            plan("park+alloc+lock", None).kinds(),
+            [AllocBytes, WaitNanos]
+        );
+        assert_eq!(
+            plan("cpu+native+io", None).kinds(),
+            [CpuNanos, NativeNanos, WaitNanos]
+        );
+        // An event the table does not know may be timed or not.
+        assert_eq!(plan("jdk.GCPhasePause", None).kinds(), [Count, WaitNanos]);
+        assert_eq!(plan("cpu+alloc", None).default_kind(), CpuNanos);
+        assert_eq!(plan("park+alloc", None).default_kind(), AllocBytes);
+        assert_eq!(plan("jdk.X", None).default_kind(), WaitNanos);
+    }
+
+    #[test]
+    fn periods_follow_each_events_own_setting() {
+        let mut s = sample("jdk.ExecutionSample", 0, 0);
+        let p = plan("cpu", None);
+        assert_eq!(p.value(&s), (ValueKind::CpuNanos, 20_000_000));
+        assert_eq!(p.period_of(ValueKind::CpuNanos), Some(20_000_000));
+        assert_eq!(p.period_of(ValueKind::NativeNanos), None);
+        // A raw entry overrides the preset's period, per event.
+        let p = plan("cpu+jdk.ExecutionSample#period=5ms", Some("10 ms"));
+        assert_eq!(p.value(&s), (ValueKind::CpuNanos, 5_000_000));
+        s.event = Arc::from("jdk.CPUTimeSample");
+        assert_eq!(p.value(&s), (ValueKind::CpuNanos, 10_000_000));
+        // A rate: 4 processors at 500/s is 8 ms of CPU per sample and thread.
+        assert_eq!(plan("cpu", Some("500/s")).value(&s).1, 8_000_000);
+        s.event = Arc::from("jdk.NativeMethodSample");
+        assert_eq!(
+            plan("native", None).value(&s),
+            (ValueKind::NativeNanos, 20_000_000)
+        );
+        assert_eq!(setting_period_ns("0.5 ms", 1), Some(500_000));
+        assert_eq!(setting_period_ns("2/ms", 1), Some(500_000));
+        for bad in ["", "ms", "5 parsecs", "0/s", "x/s", "everyChunk"] {
+            assert_eq!(setting_period_ns(bad, 1), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn names_and_descriptions() {
+        assert_eq!(ValueKind::AllocBytes.name(), "alloc");
+        assert_eq!(ValueKind::Count.describe(7, 7), "7 samples");
+        assert_eq!(
+            ValueKind::WaitNanos.describe(12_540_000, 3),
+            "12.5 ms of wait in 3 samples"
+        );
+        assert_eq!(
+            ValueKind::AllocBytes.describe(4096, 2),
+            "4096 bytes allocated in 2 samples"
         );
     }
 }

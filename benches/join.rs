@@ -11,7 +11,9 @@
 //! the work done; the target is about one core's worth of work anyway.
 //!
 //! `cargo bench --bench join` (criterion; pass `-- --measurement-time 1` etc. to shorten).
-//! Target: ≥ 5 M samples/s on one core for `decide`.
+//! Target: ≥ 5 M samples/s on one core for `decide`. `decide/binary-search/...` is the same
+//! work without the per-thread cursor (a binary search over the whole history per sample), the
+//! same-run baseline.
 
 use std::hint::black_box;
 use std::io;
@@ -228,10 +230,14 @@ fn world(threads: u64, switch_ns: i64) -> World {
     }
 }
 
-fn decide_all(joiner: &Joiner, samples: &[(u64, i64)]) -> u64 {
+fn decide_all(
+    joiner: &Joiner,
+    samples: &[(u64, i64)],
+    decide: impl Fn(&Joiner, Option<u64>, i64) -> Decision,
+) -> u64 {
     let mut sum = 0u64;
     for &(tid, t) in samples {
-        match joiner.decide(Some(tid), t) {
+        match decide(joiner, Some(tid), t) {
             Decision::Context(id) => sum = sum.wrapping_add(id),
             Decision::Unknown(_) => sum = sum.wrapping_add(1 << 40),
             Decision::Defer => sum = sum.wrapping_add(1 << 50),
@@ -262,8 +268,18 @@ fn bench_decide(c: &mut Criterion<ThreadCpuTime>) {
             switch_ns / 1000,
             w.transitions_per_thread
         );
-        group.bench_function(BenchmarkId::from_parameter(id), |b| {
-            b.iter(|| black_box(decide_all(&w.joiner, black_box(&w.samples))))
+        group.bench_function(BenchmarkId::new("cursor", &id), |b| {
+            b.iter(|| black_box(decide_all(&w.joiner, black_box(&w.samples), Joiner::decide)))
+        });
+        // Same-run baseline: one binary search over the whole history per sample.
+        group.bench_function(BenchmarkId::new("binary-search", &id), |b| {
+            b.iter(|| {
+                black_box(decide_all(
+                    &w.joiner,
+                    black_box(&w.samples),
+                    Joiner::decide_binary_search,
+                ))
+            })
         });
     }
     group.finish();

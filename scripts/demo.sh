@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# demo.sh — run the demo HTTP service under the agent and print CPU samples per endpoint.
+# demo.sh — run the demo HTTP service under the agent, print CPU samples per endpoint, and write
+# the same samples as pprof, collapsed stacks and SVG flame graphs (all, and one per endpoint).
 #
 #   scripts/demo.sh [seconds]        (default 15)
 #
 # Installs what is missing (scripts/jdks.sh), builds (scripts/build.sh), compiles java/demo with
 # JDK 17 against target/jfrctx.jar, runs dev.jfrctx.demo.DemoService with
-#   -agentpath:target/release/libjfrctx.so=sink=jsonl:out/demo/samples.jsonl
-# and prints `jfrctx-report out/demo/samples.jsonl --key endpoint`.
+#   -agentpath:target/release/libjfrctx.so=sink=jsonl:out/demo/samples.jsonl,
+#       sink=pprof:out/demo/cpu.pprof,sink=collapsed:out/demo/stacks.collapsed,
+#       sink=svg:out/demo/flames,svg_key=endpoint,collapsed_keys=endpoint
+# and prints `jfrctx-report out/demo/samples.jsonl --key endpoint` and the output paths.
 #
 # Environment: JFRCTX_DEMO_JDK   JDK home to run the service on (default: JDK 17;
 #                                e.g. JFRCTX_DEMO_JDK=$JFRCTX_JDK25)
@@ -36,10 +39,14 @@ mapfile -t sources < <(find java/demo/src -name '*.java' | sort)
 
 out="$root/out/demo"
 mkdir -p "$out"
-rm -f "$out/samples.jsonl" "$out/service.log" "$out/report.txt"
+rm -f "$out/samples.jsonl" "$out/service.log" "$out/report.txt" "$out/cpu.pprof" \
+    "$out/stacks.collapsed"
+rm -rf "$out/flames"
 java_home="${JFRCTX_DEMO_JDK:-$JFRCTX_JDK17}"
 extra="${JFRCTX_DEMO_AGENT_OPTIONS-period=10ms}"
-options="sink=jsonl:$out/samples.jsonl${extra:+,$extra}"
+options="sink=jsonl:$out/samples.jsonl,sink=pprof:$out/cpu.pprof"
+options+=",sink=collapsed:$out/stacks.collapsed,collapsed_keys=endpoint"
+options+=",sink=svg:$out/flames,svg_key=endpoint${extra:+,$extra}"
 
 echo "demo.sh: running DemoService for $seconds s on $("$java_home/bin/java" -version 2>&1 | head -n 1)" >&2
 set +e
@@ -57,6 +64,19 @@ echo "CPU samples per endpoint:"
 target/release/jfrctx-report "$out/samples.jsonl" --key endpoint | tee "$out/report.txt"
 echo
 echo "outputs:"
-echo "  $out/samples.jsonl   every sample with its context (JSON lines)"
-echo "  $out/service.log     the service's output, including the agent's summary line"
-echo "  $out/report.txt      the table above"
+[ -s "$out/flames/index.txt" ] || die "the agent wrote no flame graphs to $out/flames"
+show() { printf '  %-50s %s\n' "$1" "$2"; }
+show "$out/samples.jsonl" "every sample with its context (JSON lines)"
+show "$out/service.log" "the service's output, including the agent's summary line"
+show "$out/report.txt" "the table above"
+show "$out/cpu.pprof" "pprof, a label per context key (go tool pprof -http=: FILE)"
+show "$out/stacks.collapsed" "folded stacks, endpoint as root frame (flamegraph.pl, speedscope)"
+# index.txt: FILE, (VALUE,) SAMPLES, CONTEXT, tab-separated.
+while IFS=$'\t' read -r file rest; do
+    context="${rest##*$'\t'}"
+    samples="${rest%$'\t'*}"
+    samples="${samples##*$'\t'}"
+    show "$out/flames/$file" "flame graph: $context, $samples samples"
+done < "$out/flames/index.txt"
+echo
+grep '^jfrctx: samples' "$out/service.log" || die "no agent summary in $out/service.log"

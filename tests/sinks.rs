@@ -154,15 +154,20 @@ fn collapsed_roots(path: &Path) -> BTreeMap<String, u64> {
     roots
 }
 
-/// `index.txt` of an svg output directory: (file, samples, context) per line.
-fn svg_index(dir: &Path) -> Vec<(String, u64, String)> {
+/// Nanoseconds of CPU per sample of these runs (`period=1ms`: the `jdk.ExecutionSample` period
+/// and, on JDK 25, the `jdk.CPUTimeSample` throttle).
+const PERIOD_NS: u64 = 1_000_000;
+
+/// `index.txt` of an svg output directory: (file, value, samples, context) per line.
+fn svg_index(dir: &Path) -> Vec<(String, u64, u64, String)> {
     let path = dir.join("index.txt");
     let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
     text.lines()
         .map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
-            assert_eq!(f.len(), 3, "{}: bad line {l:?}", path.display());
-            (f[0].to_string(), f[1].parse().unwrap(), f[2].to_string())
+            assert_eq!(f.len(), 4, "{}: bad line {l:?}", path.display());
+            let n = |i: usize| f[i].parse().unwrap();
+            (f[0].to_string(), n(1), n(2), f[3].to_string())
         })
         .collect()
 }
@@ -235,20 +240,26 @@ fn all_sinks(jdk: u32) {
     assert_eq!(alpha.total, json.by_value["alpha"], "{focus}");
     assert_eq!(alpha.by_value.keys().collect::<Vec<_>>(), ["alpha"]);
 
-    // Collapsed: one root frame per gt value, `gt=-`, or `[unknown: reason]`.
+    // Collapsed: one root frame per gt value, `gt=-`, or `[unknown: reason]`; CPU nanoseconds.
+    let cpu_by_root: BTreeMap<String, u64> = json
+        .by_root
+        .iter()
+        .map(|(root, n)| (root.clone(), n * PERIOD_NS))
+        .collect();
     assert_eq!(
         collapsed_roots(&c),
-        json.by_root,
+        cpu_by_root,
         "collapsed roots vs JSON lines"
     );
 
     // SVG: all.svg plus one per gt value, titled, listed in index.txt.
-    let mut expected = vec![("all.svg".to_string(), json.total, "all".to_string())];
+    let entry = |file: String, n: u64, context: String| (file, n * PERIOD_NS, n, context);
+    let mut expected = vec![entry("all.svg".into(), json.total, "all".into())];
     for (v, n) in &json.by_value {
-        expected.push((format!("{KEY}-{v}.svg"), *n, format!("{KEY}={v}")));
+        expected.push(entry(format!("{KEY}-{v}.svg"), *n, format!("{KEY}={v}")));
     }
     assert_eq!(svg_index(&d), expected);
-    for (file, n, context) in &expected {
+    for (file, ns, n, context) in &expected {
         let path = d.join(file);
         let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let head = text.trim_start();
@@ -258,7 +269,8 @@ fn all_sinks(jdk: u32) {
             path.display()
         );
         assert!(text.trim_end().ends_with("</svg>"), "{}", path.display());
-        let title = format!("jfrctx — {context} — {n} samples");
+        let ms = *ns as f64 / 1e6;
+        let title = format!("jfrctx — {context} — {ms:.1} ms of CPU in {n} samples");
         assert!(text.contains(&title), "{} lacks {title:?}", path.display());
     }
     let svgs = fs::read_dir(&d)
@@ -327,11 +339,20 @@ fn rotation_jdk21() {
         let folded: u64 = collapsed_roots(&c).values().sum();
         let index = svg_index(&s);
         assert_eq!(index[0].0, "all.svg");
-        assert_eq!(raw.total, folded, "interval {n}: pprof vs collapsed");
-        assert_eq!(raw.total, index[0].1, "interval {n}: pprof vs svg");
+        assert_eq!(
+            raw.total * PERIOD_NS,
+            folded,
+            "interval {n}: pprof vs collapsed"
+        );
+        assert_eq!(
+            raw.total * PERIOD_NS,
+            index[0].1,
+            "interval {n}: pprof vs svg"
+        );
+        assert_eq!(raw.total, index[0].2, "interval {n}: pprof vs svg samples");
         pprof_total += raw.total;
-        collapsed_total += folded;
-        svg_total += index[0].1;
+        collapsed_total += folded / PERIOD_NS;
+        svg_total += index[0].2;
         non_empty += usize::from(raw.total > 0);
     }
     println!(

@@ -10,6 +10,8 @@
 //! the clocks allow (a sample and a transition at the same nanosecond are unordered); this one
 //! makes an unknown stretch start *at* the last known transition (see [`History::mark_lost`]).
 
+use std::cell::Cell;
+
 use crate::context::ring::Transition;
 use crate::model::{ContextId, UnknownReason, EMPTY_CONTEXT};
 
@@ -18,6 +20,8 @@ pub const DEFAULT_MAX_POINTS: usize = 1 << 18;
 const MIN_MAX_POINTS: usize = 2;
 /// Dead prefix length from which the arrays are compacted (when it is also half of them).
 const COMPACT_FROM: usize = 64;
+/// Points a lookup steps through from the cursor before it gallops (exponential search).
+const CURSOR_STEPS: usize = 4;
 
 /// A point's state in one word: a context id below `UNKNOWN_TAG`, or `UNKNOWN_TAG | i` for
 /// `UnknownReason::ALL[i]`. A context id with the top bit set is not a valid id (ids come from
@@ -56,6 +60,34 @@ fn decode(state: u64) -> Result<ContextId, UnknownReason> {
     }
 }
 
+/// The answer `after(t)` given that it lies in `[lo, end]` (every point before `lo` is `<= t`):
+/// gallop up from `lo`, then binary search.
+fn gallop_up(times: &[i64], mut lo: usize, end: usize, t_ns: i64) -> usize {
+    let mut step = 1usize;
+    loop {
+        let hi = lo.saturating_add(step).min(end);
+        if hi == end || times[hi] > t_ns {
+            return lo + times[lo..hi].partition_point(|&time| time <= t_ns);
+        }
+        lo = hi + 1;
+        step = step.saturating_mul(2);
+    }
+}
+
+/// The answer `after(t)` given that it lies in `[floor, hi]` (every point from `hi` on is
+/// `> t`): gallop down from `hi`, then binary search.
+fn gallop_down(times: &[i64], floor: usize, mut hi: usize, t_ns: i64) -> usize {
+    let mut step = 1usize;
+    loop {
+        let lo = hi.saturating_sub(step).max(floor);
+        if lo == floor || times[lo - 1] <= t_ns {
+            return lo + times[lo..hi].partition_point(|&time| time <= t_ns);
+        }
+        hi = lo - 1;
+        step = step.saturating_mul(2);
+    }
+}
+
 /// A thread's transition history: points `(times[i], states[i])` for `i` in `start..len`.
 /// Invariants: at least one live point; live times strictly increasing (equal times overwrite);
 /// the first live point's time `<= expired_before`.
@@ -72,6 +104,14 @@ pub struct History {
     max_points: usize,
     non_monotonic: u64,
     evicted: u64,
+    /// Where the last lookup ended (an absolute `after` index): samples of one thread arrive
+    /// nearly in time order, so the next answer is usually at or just past it. Only a hint:
+    /// any value gives the same answers (see [`History::after_near`]), so it needs no upkeep
+    /// beyond staying cheap to use.
+    cursor: Cell<usize>,
+    /// Running average of the time between consecutive points (0: none yet), for the cursor's
+    /// forward guesses.
+    gap_hint: i64,
 }
 
 impl Default for History {
@@ -98,6 +138,8 @@ impl History {
             max_points: max_points.max(MIN_MAX_POINTS),
             non_monotonic: 0,
             evicted: 0,
+            cursor: Cell::new(0),
+            gap_hint: 0,
         }
     }
 
@@ -122,11 +164,67 @@ impl History {
         self.start + self.times[self.start..].partition_point(|&time| time <= t_ns)
     }
 
+    /// `after(t_ns)` searched from the cursor: a few steps forward or backward; further
+    /// forward, a guess from the typical gap between points, then a gallop (1, 2, 4, ... points)
+    /// from the guess to bracket the answer and a binary search inside the bracket. The live
+    /// times are sorted, so `time <= t_ns` holds on a prefix of them and the answer, the length
+    /// of that prefix, does not depend on where the search starts or what it guesses.
+    fn after_near(&self, t_ns: i64) -> usize {
+        let (start, end) = (self.start, self.times.len());
+        let times = &self.times;
+        // A stale cursor (after truncation or compaction) is clamped: only a worse start.
+        let mut c = self.cursor.get().clamp(start, end);
+        let mut steps = 0;
+        let found = if c > start && times[c - 1] > t_ns {
+            // Backward: every point from c on is > t; the answer is in [start, c - 1].
+            while c > start && times[c - 1] > t_ns && steps < CURSOR_STEPS {
+                c -= 1;
+                steps += 1;
+            }
+            if c == start || times[c - 1] <= t_ns {
+                c
+            } else {
+                gallop_down(times, start, c - 1, t_ns)
+            }
+        } else {
+            // Forward: every point before c is <= t; the answer is in [c, end].
+            while c < end && times[c] <= t_ns && steps < CURSOR_STEPS {
+                c += 1;
+                steps += 1;
+            }
+            if c == end || times[c] > t_ns {
+                c
+            } else {
+                // times[c] <= t: the answer is in [c + 1, end]. Points are `gap_hint` apart
+                // on average: guess how many lie between times[c] and t.
+                let lo = c + 1;
+                let skip = match t_ns.saturating_sub(times[c]).checked_div(self.gap_hint) {
+                    Some(d) => usize::try_from(d).unwrap_or(usize::MAX),
+                    None => 0,
+                };
+                let guess = lo.saturating_add(skip).min(end);
+                // The answer's state is next to states[guess] (usually a cache miss, like
+                // times[guess]): load it now so both misses overlap instead of the state's
+                // waiting for the search (a plain load kept alive: a safe prefetch).
+                std::hint::black_box(self.states[guess.min(end - 1)]);
+                if guess < end && times[guess] <= t_ns {
+                    gallop_up(times, guess + 1, end, t_ns)
+                } else {
+                    gallop_down(times, lo, guess, t_ns)
+                }
+            }
+        };
+        self.cursor.set(found);
+        found
+    }
+
     fn drop_front(&mut self, count: usize) {
         self.start += count;
         if self.start >= COMPACT_FROM && 2 * self.start >= self.times.len() {
             self.times.drain(..self.start);
             self.states.drain(..self.start);
+            self.cursor
+                .set(self.cursor.get().saturating_sub(self.start));
             self.start = 0;
         }
     }
@@ -167,6 +265,17 @@ impl History {
 
     /// Appends a point later than the last one, enforcing the memory bound.
     fn append(&mut self, time_ns: i64, state: u64) {
+        if let Some(&previous) = self.times.last() {
+            if previous != i64::MIN {
+                // Times are increasing: the gap is >= 0 and the update cannot overflow.
+                let gap = time_ns.saturating_sub(previous).max(0);
+                self.gap_hint = if self.gap_hint == 0 {
+                    gap
+                } else {
+                    self.gap_hint + (gap - self.gap_hint) / 8
+                };
+            }
+        }
         self.times.push(time_ns);
         self.states.push(state);
         let live = self.live();
@@ -204,13 +313,27 @@ impl History {
         }
     }
 
-    /// The context in force at `t_ns`.
+    /// The context in force at `t_ns`. Searches from where the previous lookup ended (cheap
+    /// for lookups in about time order); answers exactly as [`History::lookup_binary_search`].
     #[inline]
     pub fn lookup(&self, t_ns: i64) -> Result<ContextId, UnknownReason> {
         if t_ns < self.expired_before {
             return Err(UnknownReason::HistoryExpired);
         }
-        let after = self.after(t_ns);
+        self.state_at(self.after_near(t_ns))
+    }
+
+    /// [`History::lookup`] by a plain binary search over the whole history, ignoring and not
+    /// moving the cursor: the reference the cursor is tested and benchmarked against.
+    pub fn lookup_binary_search(&self, t_ns: i64) -> Result<ContextId, UnknownReason> {
+        if t_ns < self.expired_before {
+            return Err(UnknownReason::HistoryExpired);
+        }
+        self.state_at(self.after(t_ns))
+    }
+
+    #[inline]
+    fn state_at(&self, after: usize) -> Result<ContextId, UnknownReason> {
         if after <= self.start {
             return Err(UnknownReason::HistoryExpired);
         }
@@ -264,255 +387,5 @@ impl History {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use UnknownReason::*;
-
-    fn tr(time_ns: i64, context: ContextId) -> Transition {
-        Transition { time_ns, context }
-    }
-
-    fn history(transitions: &[(i64, ContextId)]) -> History {
-        let mut h = History::new();
-        for &(t, c) in transitions {
-            assert!(h.push(tr(t, c)));
-        }
-        h
-    }
-
-    #[test]
-    fn fresh_history_is_empty_forever() {
-        let h = History::new();
-        assert_eq!(h.lookup(i64::MIN), Ok(EMPTY_CONTEXT));
-        assert_eq!(h.lookup(0), Ok(EMPTY_CONTEXT));
-        assert_eq!(h.lookup(i64::MAX), Ok(EMPTY_CONTEXT));
-        assert!(h.is_empty());
-        assert_eq!(h.last_transition_ns(), None);
-    }
-
-    #[test]
-    fn lookup_before_between_after_transitions() {
-        let h = history(&[(100, 1), (200, 2), (300, 0)]);
-        assert_eq!(h.lookup(99), Ok(EMPTY_CONTEXT));
-        assert_eq!(h.lookup(150), Ok(1));
-        assert_eq!(h.lookup(299), Ok(2));
-        assert_eq!(h.lookup(1000), Ok(EMPTY_CONTEXT));
-        assert_eq!(h.len(), 3);
-        assert_eq!(h.last_transition_ns(), Some(300));
-    }
-
-    #[test]
-    fn tie_sample_at_transition_sees_new_context() {
-        let h = history(&[(100, 1), (200, 2)]);
-        assert_eq!(h.lookup(100), Ok(1));
-        assert_eq!(h.lookup(200), Ok(2));
-    }
-
-    #[test]
-    fn tie_several_transitions_at_one_instant_last_wins() {
-        let h = history(&[(100, 1), (100, 2), (100, 3)]);
-        assert_eq!(h.lookup(99), Ok(EMPTY_CONTEXT));
-        assert_eq!(h.lookup(100), Ok(3));
-        assert_eq!(h.len(), 1);
-    }
-
-    #[test]
-    fn nested_install_uninstall() {
-        // A, then B nested in A, back to A, back to empty.
-        let h = history(&[(10, 1), (20, 2), (30, 1), (40, 0)]);
-        let got: Vec<_> = [5, 10, 15, 20, 25, 30, 35, 40, 45]
-            .iter()
-            .map(|&t| h.lookup(t).unwrap_or(u64::MAX))
-            .collect();
-        assert_eq!(got, vec![0, 1, 1, 2, 2, 1, 1, 0, 0]);
-    }
-
-    #[test]
-    fn repeated_context_adds_no_point() {
-        let h = history(&[(10, 1), (20, 1), (30, 1)]);
-        assert_eq!(h.len(), 1);
-        assert_eq!(h.last_transition_ns(), Some(30));
-        assert_eq!(h.lookup(25), Ok(1));
-    }
-
-    #[test]
-    fn non_monotonic_time_makes_the_ambiguous_span_unknown() {
-        let mut h = history(&[(100, 1), (200, 2), (300, 4)]);
-        assert!(!h.push(tr(150, 3)));
-        assert_eq!(h.non_monotonic(), 1);
-        assert_eq!(h.lookup(149), Ok(1));
-        assert_eq!(h.lookup(150), Err(LogOverflow));
-        assert_eq!(h.lookup(299), Err(LogOverflow));
-        // In force from the last point's time: it is the newest transition.
-        assert_eq!(h.lookup(300), Ok(3));
-        assert_eq!(h.last_transition_ns(), Some(300));
-        assert!(h.push(tr(400, 5)));
-        assert_eq!(h.lookup(400), Ok(5));
-    }
-
-    #[test]
-    fn non_monotonic_before_the_retained_start() {
-        let mut h = history(&[(100, 1), (200, 2)]);
-        h.prune(150);
-        assert!(!h.push(tr(50, 3)));
-        assert_eq!(h.lookup(149), Err(HistoryExpired));
-        assert_eq!(h.lookup(150), Err(LogOverflow));
-        assert_eq!(h.lookup(200), Ok(3));
-    }
-
-    #[test]
-    fn lost_stretch_between_last_known_and_first_kept() {
-        let mut h = history(&[(100, 1)]);
-        h.mark_lost();
-        h.push(tr(300, 2));
-        assert_eq!(h.lookup(99), Ok(EMPTY_CONTEXT));
-        // A lost transition may share time 100 with the last known one: unknown from 100.
-        assert_eq!(h.lookup(100), Err(LogOverflow));
-        assert_eq!(h.lookup(299), Err(LogOverflow));
-        assert_eq!(h.lookup(300), Ok(2));
-    }
-
-    #[test]
-    fn lost_stretch_is_open_until_the_next_push() {
-        let mut h = history(&[(100, 1)]);
-        h.mark_lost();
-        assert_eq!(h.lookup(i64::MAX), Err(LogOverflow));
-        h.mark_lost(); // a second lost drain before anything survived
-        h.push(tr(500, 3));
-        assert_eq!(h.lookup(400), Err(LogOverflow));
-        assert_eq!(h.lookup(500), Ok(3));
-    }
-
-    #[test]
-    fn lost_before_any_known_transition_is_unknown_from_the_beginning() {
-        let mut h = History::new();
-        h.mark_lost();
-        h.push(tr(100, 1));
-        assert_eq!(h.lookup(0), Err(LogOverflow));
-        assert_eq!(h.lookup(100), Ok(1));
-    }
-
-    #[test]
-    fn first_kept_at_same_instant_as_last_known() {
-        let mut h = history(&[(100, 1)]);
-        h.mark_lost();
-        h.push(tr(100, 2));
-        assert_eq!(h.lookup(99), Ok(EMPTY_CONTEXT));
-        assert_eq!(h.lookup(100), Ok(2));
-    }
-
-    #[test]
-    fn lost_stretch_starts_at_a_repeated_transition() {
-        let mut h = history(&[(10, 1), (20, 1)]);
-        h.mark_lost();
-        assert_eq!(h.lookup(19), Ok(1));
-        assert_eq!(h.lookup(20), Err(LogOverflow));
-    }
-
-    #[test]
-    fn unknown_keeps_its_first_reason() {
-        let mut h = history(&[(100, 1)]);
-        h.mark_unknown(InFlight);
-        h.mark_lost();
-        assert_eq!(h.lookup(100), Err(InFlight));
-    }
-
-    #[test]
-    fn prune_keeps_the_transition_in_force() {
-        let mut h = history(&[(100, 1), (200, 2), (300, 3)]);
-        h.prune(250);
-        assert_eq!(h.len(), 1);
-        assert_eq!(h.lookup(249), Err(HistoryExpired));
-        assert_eq!(h.lookup(250), Ok(2));
-        assert_eq!(h.lookup(300), Ok(3));
-        assert_eq!(h.expired_before(), 250);
-        // Pruning backwards changes nothing.
-        h.prune(100);
-        assert_eq!(h.lookup(249), Err(HistoryExpired));
-        assert_eq!(h.lookup(250), Ok(2));
-    }
-
-    #[test]
-    fn prune_exactly_at_a_transition() {
-        let mut h = history(&[(100, 1), (200, 2)]);
-        h.prune(200);
-        assert_eq!(h.len(), 0);
-        assert_eq!(h.lookup(199), Err(HistoryExpired));
-        assert_eq!(h.lookup(200), Ok(2));
-    }
-
-    #[test]
-    fn prune_inside_a_lost_stretch_keeps_it_unknown() {
-        let mut h = history(&[(100, 1)]);
-        h.mark_lost();
-        h.push(tr(300, 2));
-        h.prune(200);
-        assert_eq!(h.lookup(200), Err(LogOverflow));
-        assert_eq!(h.lookup(300), Ok(2));
-    }
-
-    #[test]
-    fn prune_a_fresh_history_keeps_empty() {
-        let mut h = History::new();
-        h.prune(1000);
-        assert_eq!(h.lookup(999), Err(HistoryExpired));
-        assert_eq!(h.lookup(1000), Ok(EMPTY_CONTEXT));
-    }
-
-    #[test]
-    fn memory_bound_evicts_oldest_and_expires_them() {
-        let mut h = History::with_limit(4);
-        for i in 1..=10i64 {
-            h.push(tr(i * 10, i as u64));
-        }
-        assert_eq!(h.len(), 3);
-        assert_eq!(h.evicted(), 7);
-        assert_eq!(h.lookup(69), Err(HistoryExpired));
-        assert_eq!(h.lookup(70), Ok(7));
-        assert_eq!(h.lookup(100), Ok(10));
-    }
-
-    #[test]
-    fn invalid_context_id_is_never_known() {
-        let h = history(&[(100, 1 << 63), (200, u64::MAX), (300, 2)]);
-        assert_eq!(h.lookup(150), Err(ContextReleased));
-        assert_eq!(h.lookup(250), Err(ContextReleased));
-        assert_eq!(h.lookup(300), Ok(2));
-    }
-
-    #[test]
-    fn state_encoding_round_trips_every_reason() {
-        for reason in UnknownReason::ALL {
-            assert_eq!(decode(unknown(reason)), Err(reason));
-        }
-        assert_eq!(decode(known(0)), Ok(0));
-        assert_eq!(decode(known((1 << 63) - 1)), Ok((1 << 63) - 1));
-    }
-
-    #[test]
-    fn many_prunes_compact_and_stay_exact() {
-        let mut h = History::new();
-        for i in 1..=10_000i64 {
-            h.push(tr(i * 10, (i % 3) as u64 + 1));
-            if i % 100 == 0 {
-                h.prune(i * 10 - 500);
-            }
-        }
-        assert!(h.len() <= 150);
-        assert!(h.times.len() <= 2 * (h.len() + 1) + COMPACT_FROM);
-        assert_eq!(h.lookup(99_499), Err(HistoryExpired));
-        assert_eq!(h.lookup(99_500), Ok((9_950 % 3) as u64 + 1));
-        assert_eq!(h.lookup(100_000), Ok((10_000 % 3) as u64 + 1));
-    }
-
-    #[test]
-    fn extreme_times_do_not_panic() {
-        let mut h = History::new();
-        h.push(tr(i64::MIN, 1));
-        h.push(tr(i64::MAX, 2));
-        assert_eq!(h.lookup(i64::MIN), Ok(1));
-        assert_eq!(h.lookup(i64::MAX), Ok(2));
-        h.prune(i64::MAX);
-        assert_eq!(h.lookup(i64::MAX), Ok(2));
-    }
-}
+#[path = "history_tests.rs"]
+mod tests;

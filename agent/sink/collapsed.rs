@@ -1,24 +1,35 @@
 //! Collapsed (folded) stacks sink (`sink=collapsed:PATH`): one line per distinct stack,
-//! `root;...;leaf COUNT`, sorted, written at exit or once per `interval` (see
+//! `root;...;leaf VALUE`, sorted, written at exit or once per `interval` (see
 //! [`super::Rotation`] and [`super::numbered`]) plus a last one at exit. The format of
 //! `flamegraph.pl`, inferno, speedscope.
 //!
+//! - One number per line means one unit per file: one output per value kind the enabled events
+//!   can produce ([`crate::value::ValuePlan`]), as async-profiler writes one output per event
+//!   type. `VALUE` sums the samples' values in the kind's unit: `cpu`/`native` nanoseconds (the
+//!   sampling period per sample), `alloc` bytes, `wait` nanoseconds, `samples` (a count). With
+//!   a single kind (e.g. the default `events=cpu`) the output is `PATH` itself; with several,
+//!   each kind's name goes before the extension: `stacks.txt` → `stacks.alloc.txt`,
+//!   `stacks.wait.txt`, ... (then the interval number: `stacks.wait.0001.txt`). Every output of
+//!   the run exists (empty when its kind had no sample). Stdout (`-`) takes a single kind.
 //! - Frames are method names (`pkg.Class.method`), root first.
 //! - `collapsed_keys=K1+K2` adds one root frame per key, in that order: `K1=value`, or `K1=-`
 //!   when the context has no such key (after the cardinality policies).
 //! - A sample whose context is unknown gets the single root frame `[unknown: REASON]` instead.
 //! - A sample of an event other than the CPU samplers ([`super::CPU_EVENTS`]) gets the frame
-//!   `[EVENT]` (e.g. `[jdk.ObjectAllocationSample]`) between the root frames and its stack.
+//!   `[EVENT]` (e.g. `[jdk.ThreadPark]`) between the root frames and its stack, so that lock,
+//!   wait and park split in the `wait` output.
 //! - A sample without frames and without root frames is `[no frames]`.
 //! - In frame text, `;` becomes `_` and line breaks become spaces, so that every line parses.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 
-use super::{is_cpu_event, now_ns, numbered, Labeler, Rotation, Sink, SinkOptions};
+use super::{is_cpu_event, now_ns, numbered, tagged, Labeler, Rotation, Sink, SinkOptions};
 use crate::config::Output;
 use crate::model::{ContextualSample, UnknownReason};
+use crate::value::{ValueKind, ValuePlan};
 
 pub struct CollapsedSink {
     name: String,
@@ -26,8 +37,23 @@ pub struct CollapsedSink {
     keys: Vec<String>,
     labeler: Labeler,
     rotation: Rotation,
-    counts: HashMap<String, u64>,
+    values: ValuePlan,
+    /// One output each: the plan's kinds, then any other kind seen (which the enabled events
+    /// cannot produce; it gets its own tagged output rather than being lost).
+    kinds: Vec<ValueKind>,
+    /// Per kind: folded stack (without value) → summed value.
+    counts: HashMap<ValueKind, HashMap<String, u64>>,
     finished: bool,
+}
+
+/// The output of `kind` for the sink path `path`: `path` itself when `kind` is the plan's only
+/// kind, else `path` tagged with the kind's name ([`tagged`]).
+pub fn kind_path(path: &Path, kind: ValueKind, plan: &ValuePlan) -> PathBuf {
+    if plan.kinds() == [kind] {
+        path.to_path_buf()
+    } else {
+        tagged(path, kind.name())
+    }
 }
 
 impl CollapsedSink {
@@ -35,10 +61,24 @@ impl CollapsedSink {
     /// fails at agent load. `-` (stdout) is written at exit and cannot rotate.
     pub fn open(target: &Output, options: &SinkOptions) -> io::Result<CollapsedSink> {
         let sink = CollapsedSink::new(target, options, now_ns());
+        let kinds = options.values.kinds();
         match target {
-            Output::File(path) => drop(File::create(numbered(path, sink.rotation.peek()))?),
+            Output::File(path) => {
+                for kind in kinds {
+                    let path = kind_path(path, *kind, &options.values);
+                    drop(File::create(numbered(&path, sink.rotation.peek()))?);
+                }
+            }
             Output::Stdout if options.interval_ns.is_some() => {
                 return Err(io::Error::other("cannot rotate stdout"))
+            }
+            Output::Stdout if kinds.len() > 1 => {
+                let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+                return Err(io::Error::other(format!(
+                    "stdout holds one value type but the events give {} ({}): give a path",
+                    kinds.len(),
+                    names.join(", ")
+                )));
             }
             Output::Stdout => {}
         }
@@ -53,6 +93,8 @@ impl CollapsedSink {
             keys: options.collapsed_keys.clone(),
             labeler: Labeler::new(&options.cardinality),
             rotation: Rotation::new(options.interval_ns, now_ns),
+            values: options.values.clone(),
+            kinds: options.values.kinds().to_vec(),
             counts: HashMap::new(),
             finished: false,
         }
@@ -66,9 +108,18 @@ impl CollapsedSink {
         Ok(())
     }
 
-    /// The folded lines aggregated since the last output, sorted, each ending in `\n`.
-    pub fn text(&self) -> String {
-        let mut lines: Vec<(&String, &u64)> = self.counts.iter().collect();
+    /// The value kinds of the outputs, in output order.
+    pub fn kinds(&self) -> &[ValueKind] {
+        &self.kinds
+    }
+
+    /// The folded lines of `kind` aggregated since the last output, sorted, each ending in `\n`.
+    pub fn text(&self, kind: ValueKind) -> String {
+        let mut lines: Vec<(&String, &u64)> = self
+            .counts
+            .get(&kind)
+            .map(|m| m.iter().collect())
+            .unwrap_or_default();
         lines.sort();
         let mut out = String::new();
         for (stack, n) in lines {
@@ -81,21 +132,26 @@ impl CollapsedSink {
     }
 
     fn write(&mut self) -> io::Result<()> {
-        let text = self.text();
+        let texts: Vec<(ValueKind, String)> =
+            self.kinds.iter().map(|k| (*k, self.text(*k))).collect();
         self.counts.clear();
         let n = self.rotation.take();
-        match &self.target {
-            Output::Stdout => {
-                let mut out = io::stdout().lock();
-                out.write_all(text.as_bytes())?;
-                out.flush()
-            }
-            Output::File(path) => {
-                let mut out = BufWriter::new(File::create(numbered(path, n))?);
-                out.write_all(text.as_bytes())?;
-                out.flush()
+        for (kind, text) in texts {
+            match &self.target {
+                Output::Stdout => {
+                    let mut out = io::stdout().lock();
+                    out.write_all(text.as_bytes())?;
+                    out.flush()?;
+                }
+                Output::File(path) => {
+                    let path = numbered(&kind_path(path, kind, &self.values), n);
+                    let mut out = BufWriter::new(File::create(path)?);
+                    out.write_all(text.as_bytes())?;
+                    out.flush()?;
+                }
             }
         }
+        Ok(())
     }
 
     /// The folded stack of `s` (without its count).
@@ -167,7 +223,17 @@ impl Sink for CollapsedSink {
             return Err(io::Error::other("record after finish"));
         }
         let line = self.fold(s);
-        *self.counts.entry(line).or_insert(0) += 1;
+        let (kind, value) = self.values.value(s);
+        if !self.kinds.contains(&kind) {
+            self.kinds.push(kind);
+        }
+        let sum = self
+            .counts
+            .entry(kind)
+            .or_default()
+            .entry(line)
+            .or_insert(0);
+        *sum = sum.saturating_add(value.max(0) as u64);
         Ok(())
     }
 
@@ -186,139 +252,5 @@ impl Sink for CollapsedSink {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::Policy;
-    use std::sync::Arc;
-
-    fn sample(ctx: Result<&[(&str, &str)], UnknownReason>, stack: &[&str]) -> ContextualSample {
-        let frames: Vec<(&str, i32)> = stack.iter().map(|m| (*m, 3)).collect();
-        crate::model::test_samples::sample(ctx, "main", &frames)
-    }
-
-    fn options(keys: &[&str]) -> SinkOptions {
-        SinkOptions {
-            collapsed_keys: keys.iter().map(|k| k.to_string()).collect(),
-            ..SinkOptions::default()
-        }
-    }
-
-    fn text(sink_options: &SinkOptions, samples: &[ContextualSample]) -> String {
-        let mut sink = CollapsedSink::new(&Output::Stdout, sink_options, 0);
-        for s in samples {
-            sink.record(s).unwrap();
-        }
-        sink.text()
-    }
-
-    #[test]
-    fn lines_are_root_first_aggregated_and_sorted() {
-        let leaf_first = ["a.B.leaf", "a.B.mid", "a.B.main"];
-        let samples = [
-            sample(Ok(&[("endpoint", "/x")]), &leaf_first),
-            sample(Ok(&[]), &["a.B.other", "a.B.main"]),
-            sample(Ok(&[("endpoint", "/y")]), &leaf_first),
-        ];
-        assert_eq!(
-            text(&options(&[]), &samples),
-            "a.B.main;a.B.mid;a.B.leaf 2\na.B.main;a.B.other 1\n"
-        );
-    }
-
-    #[test]
-    fn chosen_keys_are_root_frames_and_missing_ones_are_dashes() {
-        let samples = [
-            sample(Ok(&[("endpoint", "/orders"), ("tenant", "acme")]), &["m"]),
-            sample(Ok(&[("endpoint", "/orders"), ("tenant", "acme")]), &["m"]),
-            sample(Ok(&[("tenant", "acme"), ("x", "1")]), &["m"]),
-            sample(Ok(&[]), &[]),
-            sample(Err(UnknownReason::HistoryExpired), &["m"]),
-        ];
-        assert_eq!(
-            text(&options(&["endpoint", "tenant"]), &samples),
-            "[unknown: history_expired];m 1\n\
-             endpoint=-;tenant=- 1\n\
-             endpoint=-;tenant=acme;m 1\n\
-             endpoint=/orders;tenant=acme;m 2\n"
-        );
-    }
-
-    #[test]
-    fn unknown_and_empty_samples_without_keys() {
-        let samples = [
-            sample(Err(UnknownReason::NoThread), &[]),
-            sample(Ok(&[]), &[]),
-        ];
-        assert_eq!(
-            text(&options(&[]), &samples),
-            "[no frames] 1\n[unknown: no_thread] 1\n"
-        );
-    }
-
-    #[test]
-    fn other_events_get_a_frame_above_the_root_frames() {
-        let mut park = sample(Ok(&[("k", "v")]), &["leaf", "main"]);
-        park.event = Arc::from("jdk.ThreadPark");
-        let mut cpu = sample(Ok(&[("k", "v")]), &["leaf", "main"]);
-        cpu.event = Arc::from("jdk.CPUTimeSample");
-        assert_eq!(
-            text(&options(&["k"]), &[park, cpu]),
-            "k=v;[jdk.ThreadPark];main;leaf 1\nk=v;main;leaf 1\n"
-        );
-    }
-
-    #[test]
-    fn separators_in_names_are_neutralised() {
-        let samples = [sample(Ok(&[("k", "a;b\nc")]), &["x;y"])];
-        assert_eq!(text(&options(&["k"]), &samples), "k=a_b c;x_y 1\n");
-    }
-
-    #[test]
-    fn cardinality_applies_to_root_frames() {
-        let mut o = options(&["req", "tenant"]);
-        o.cardinality = vec![
-            ("req".into(), Policy::Cap(1)),
-            ("tenant".into(), Policy::Drop),
-        ];
-        let samples = [
-            sample(Ok(&[("req", "r1"), ("tenant", "t")]), &["m"]),
-            sample(Ok(&[("req", "r2"), ("tenant", "t")]), &["m"]),
-            sample(Ok(&[("req", "r1")]), &["m"]),
-        ];
-        let mut sink = CollapsedSink::new(&Output::Stdout, &o, 0);
-        for s in &samples {
-            sink.record(s).unwrap();
-        }
-        assert_eq!(sink.text(), "req=other;tenant=-;m 1\nreq=r1;tenant=-;m 2\n");
-        assert_eq!(
-            sink.replaced(),
-            vec![("req".to_string(), 1), ("tenant".to_string(), 2)]
-        );
-    }
-
-    #[test]
-    fn rotation_writes_one_file_per_interval_and_a_final_one() {
-        let dir = std::env::temp_dir().join(format!("jfrctx-collapsed-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("stacks.txt");
-        let mut o = options(&[]);
-        o.interval_ns = Some(1_000);
-        let mut sink = CollapsedSink::new(&Output::File(path.clone()), &o, 0);
-        sink.record(&sample(Ok(&[]), &["a"])).unwrap();
-        sink.flush_at(999).unwrap();
-        sink.record(&sample(Ok(&[]), &["a"])).unwrap();
-        sink.flush_at(1_000).unwrap(); // interval 1 over
-        sink.flush_at(3_500).unwrap(); // intervals 2 (empty) and 3 over
-        sink.record(&sample(Ok(&[]), &["b"])).unwrap();
-        sink.finish().unwrap();
-        assert!(sink.record(&sample(Ok(&[]), &["b"])).is_err());
-        let read = |n: u32| std::fs::read_to_string(numbered(&path, Some(n))).unwrap();
-        assert_eq!(read(1), "a 2\n");
-        assert_eq!(read(2), "");
-        assert_eq!(read(3), "");
-        assert_eq!(read(4), "b 1\n");
-        assert!(!numbered(&path, Some(5)).exists());
-        assert!(dir.join("stacks.0004.txt").exists());
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
-}
+#[path = "collapsed_tests.rs"]
+mod tests;

@@ -20,6 +20,7 @@ pub mod pprof;
 #[rustfmt::skip]
 #[allow(clippy::all, clippy::pedantic)]
 pub mod proto;
+pub mod push;
 pub mod svg;
 
 /// A destination for contextualised samples. Called from the worker thread only.
@@ -202,9 +203,9 @@ fn fail(e: &mut Entry, what: &str, err: &io::Error) {
 
 // ---- options of the aggregated sinks ----------------------------------------------------------
 
-/// The events the aggregated sinks treat as CPU samples (weighted by the sampling period). Other
-/// events (see `events=`) are counted too, but set apart: pprof labels them `event` with a zero
-/// `cpu/nanoseconds` value, collapsed and svg give them a frame `[EVENT]` below their stack.
+/// The CPU samplers. Every other event (see `events=`) is marked with its name: pprof labels it
+/// `event`, collapsed and svg give it a frame `[EVENT]` below its stack (its value goes to its own
+/// kind, see [`crate::value`]).
 pub const CPU_EVENTS: [&str; 2] = ["jdk.ExecutionSample", "jdk.CPUTimeSample"];
 
 pub fn is_cpu_event(event: &str) -> bool {
@@ -228,6 +229,9 @@ pub struct SinkOptions {
     pub collapsed_keys: Vec<String>,
     /// `svg_key=KEY`: the key whose values get one SVG each (default `endpoint`).
     pub svg_key: String,
+    /// The value kinds of the enabled events and their sampling periods (from `events=`,
+    /// `period=`, `throttle=`): pprof's sample types, one collapsed/svg output per kind.
+    pub values: crate::value::ValuePlan,
 }
 
 impl Default for SinkOptions {
@@ -238,6 +242,7 @@ impl Default for SinkOptions {
             cardinality: Vec::new(),
             collapsed_keys: Vec::new(),
             svg_key: "endpoint".into(),
+            values: crate::value::ValuePlan::default(),
         }
     }
 }
@@ -449,13 +454,9 @@ impl Rotation {
     }
 }
 
-/// The path of output `n` of a file sink: `n` as 4 digits (or more) before the extension
-/// (`profile.pprof` → `profile.0001.pprof`; `.pb.gz` counts as one extension; a name without
-/// an extension gets `.0001` appended). `None` is the path itself.
-pub fn numbered(path: &Path, n: Option<u32>) -> PathBuf {
-    let Some(n) = n else {
-        return path.to_path_buf();
-    };
+/// `path` with `.TAG` inserted before its extension, by the rule of [`numbered`]
+/// (`stacks.txt` → `stacks.alloc.txt`, `cpu.pb.gz` → `cpu.alloc.pb.gz`, `x` → `x.alloc`).
+pub fn tagged(path: &Path, tag: &str) -> PathBuf {
     let name = path
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
@@ -465,11 +466,21 @@ pub fn numbered(path: &Path, n: Option<u32>) -> PathBuf {
     } else {
         name.rfind('.').filter(|&i| i > 0)
     };
-    let numbered = match split {
-        Some(i) => format!("{}.{n:04}{}", &name[..i], &name[i..]),
-        None => format!("{name}.{n:04}"),
+    let tagged = match split {
+        Some(i) => format!("{}.{tag}{}", &name[..i], &name[i..]),
+        None => format!("{name}.{tag}"),
     };
-    path.with_file_name(numbered)
+    path.with_file_name(tagged)
+}
+
+/// The path of output `n` of a file sink: `n` as 4 digits (or more) before the extension
+/// (`profile.pprof` → `profile.0001.pprof`; `.pb.gz` counts as one extension; a name without
+/// an extension gets `.0001` appended). `None` is the path itself.
+pub fn numbered(path: &Path, n: Option<u32>) -> PathBuf {
+    match n {
+        Some(n) => tagged(path, &format!("{n:04}")),
+        None => path.to_path_buf(),
+    }
 }
 
 #[cfg(test)]

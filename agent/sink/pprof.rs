@@ -2,12 +2,21 @@
 //! (github.com/google/pprof/proto/profile.proto), written at exit, or once per `interval` (see
 //! [`super::Rotation`] and [`super::numbered`]) plus a last one at exit.
 //!
-//! - Sample types `samples/count` and `cpu/nanoseconds` (count × the sampling period, the
-//!   default type); `period_type` `cpu/nanoseconds`, `period` the sampling period.
+//! - Sample types: `samples/count` (1 per sample), then one per value kind the enabled events can
+//!   produce ([`crate::value`]), in this order: `cpu/nanoseconds`, `native/nanoseconds`,
+//!   `alloc_space/bytes`, `wait/nanoseconds`. Each sample adds 1 to `samples` and its value to
+//!   its own kind's type (the sampling period of its event, its weight, its duration), 0 to the
+//!   others. The types are decided from the enabled events when the sink is opened, not from the
+//!   samples seen, so that every output of a rotation has the same types (an interval without
+//!   allocations still has `alloc_space`, and `-sample_index=alloc_space` works on every file);
+//!   an event jfrctx does not know gives `wait` (its samples with a duration) as well.
+//! - `default_sample_type`: `cpu` when enabled, else the first other kind (e.g. `alloc_space`
+//!   for `events=alloc+lock`). `period_type`/`period`: `cpu/nanoseconds` (else
+//!   `native/nanoseconds`) and its sampling period; absent without a sampling event.
 //! - Labels (strings): one per context key after the cardinality policies (`key` → value), the
 //!   thread name as `thread`, and `jfrctx_unknown` = reason when the context is unknown.
 //! - Events other than the CPU samplers ([`super::CPU_EVENTS`]) get the label `event` = their
-//!   name and a `cpu/nanoseconds` value of 0 (they are counted, not timed).
+//!   name, so that a type with several events splits (`-tagfocus=event=jdk.ThreadPark`).
 //! - One Function per method name (`pkg.Class.method`), one Location per (function, line)
 //!   (line 0 when unknown); `location_id` leaf first. One Mapping (`jvm`, marked as having
 //!   functions and line numbers, so that pprof neither symbolizes nor looks for a binary).
@@ -27,6 +36,7 @@ use prost::Message;
 use super::proto::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
 use super::{is_cpu_event, now_ns, numbered, Labeler, Rotation, Sink, SinkOptions};
 use crate::model::{ContextualSample, Frame, UnknownReason};
+use crate::value::{ValueKind, ValuePlan};
 
 /// Label carrying the thread name.
 pub const THREAD_LABEL: &str = "thread";
@@ -65,10 +75,14 @@ impl Key {
 pub struct PprofSink {
     name: String,
     path: PathBuf,
-    period_ns: i64,
+    values: ValuePlan,
+    /// The value kinds after `samples/count`: the plan's, plus any other kind seen (which the
+    /// enabled events cannot produce; kept so that no value is lost).
+    kinds: Vec<ValueKind>,
     labeler: Labeler,
     rotation: Rotation,
-    counts: HashMap<Key, i64>,
+    /// Per key: samples, then the value of each of `kinds`.
+    counts: HashMap<Key, Vec<i64>>,
     /// Start of the current output's interval: wall clock, and [`now_ns`].
     started: SystemTime,
     started_ns: i64,
@@ -89,7 +103,14 @@ impl PprofSink {
         PprofSink {
             name: format!("pprof:{}", path.display()),
             path: path.to_path_buf(),
-            period_ns: options.period_ns,
+            values: options.values.clone(),
+            kinds: options
+                .values
+                .kinds()
+                .iter()
+                .copied()
+                .filter(|k| *k != ValueKind::Count)
+                .collect(),
             labeler: Labeler::new(&options.cardinality),
             rotation: Rotation::new(options.interval_ns, now_ns),
             counts: HashMap::new(),
@@ -112,20 +133,33 @@ impl PprofSink {
     pub fn profile(&self, now_ns: i64) -> Profile {
         let mut b = Builder::default();
         b.string("");
-        let count = ValueType {
+        let mut sample_type = vec![ValueType {
             r#type: b.string("samples"),
             unit: b.string("count"),
-        };
-        let cpu = ValueType {
-            r#type: b.string("cpu"),
-            unit: b.string("nanoseconds"),
-        };
-        let mut keys: Vec<(&Key, i64)> = self.counts.iter().map(|(k, n)| (k, *n)).collect();
+        }];
+        for kind in &self.kinds {
+            let (t, unit) = kind.sample_type();
+            sample_type.push(ValueType {
+                r#type: b.string(t),
+                unit: b.string(unit),
+            });
+        }
+        let mut keys: Vec<(&Key, &Vec<i64>)> = self.counts.iter().collect();
         keys.sort_by(|x, y| x.0.order(y.0));
         let mut samples = Vec::with_capacity(keys.len());
-        for (key, n) in keys {
-            samples.push(b.sample(key, n, self.period_ns));
+        for (key, values) in keys {
+            let mut value = values.clone();
+            value.resize(sample_type.len(), 0);
+            samples.push(b.sample(key, value));
         }
+        let default = self.values.default_kind();
+        let type_of = |kind: ValueKind| {
+            let i = self.kinds.iter().position(|k| *k == kind);
+            i.map_or(sample_type[0], |i| sample_type[i + 1])
+        };
+        let period = [ValueKind::CpuNanos, ValueKind::NativeNanos]
+            .into_iter()
+            .find_map(|k| Some((type_of(k), self.values.period_of(k)?)));
         let started_ns = self
             .started
             .duration_since(UNIX_EPOCH)
@@ -142,12 +176,12 @@ impl PprofSink {
             ..Mapping::default()
         };
         Profile {
-            sample_type: vec![count, cpu],
+            default_sample_type: type_of(default).r#type,
+            sample_type,
             mapping: vec![mapping],
             sample: samples,
-            period_type: Some(cpu),
-            period: self.period_ns,
-            default_sample_type: cpu.r#type,
+            period_type: period.map(|p| p.0),
+            period: period.map_or(0, |p| p.1),
             time_nanos: started_ns,
             duration_nanos: now_ns.saturating_sub(self.started_ns).max(0),
             comment: vec![b.string(&comment)],
@@ -192,7 +226,21 @@ impl Sink for PprofSink {
             event: (!is_cpu_event(&s.event)).then(|| Arc::clone(&s.event)),
             frames: s.frames.clone(),
         };
-        *self.counts.entry(key).or_insert(0) += 1;
+        let (kind, value) = self.values.value(s);
+        let slot = match self.kinds.iter().position(|k| *k == kind) {
+            Some(i) => Some(i + 1),
+            None if kind == ValueKind::Count => None,
+            None => {
+                self.kinds.push(kind);
+                Some(self.kinds.len())
+            }
+        };
+        let values = self.counts.entry(key).or_default();
+        values.resize(self.kinds.len() + 1, 0);
+        values[0] += 1;
+        if let Some(i) = slot {
+            values[i] = values[i].saturating_add(value);
+        }
         Ok(())
     }
 
@@ -275,23 +323,19 @@ impl Builder {
         }
     }
 
-    fn sample(&mut self, key: &Key, n: i64, period_ns: i64) -> Sample {
+    fn sample(&mut self, key: &Key, value: Vec<i64>) -> Sample {
         let location_id = key.frames.iter().map(|f| self.location(f)).collect();
         let mut label: Vec<Label> = key.context.iter().map(|(k, v)| self.label(k, v)).collect();
         label.push(self.label(THREAD_LABEL, &key.thread));
         if let Some(reason) = key.unknown {
             label.push(self.label(UNKNOWN_LABEL, reason.as_str()));
         }
-        let cpu = match &key.event {
-            Some(event) => {
-                label.push(self.label(EVENT_LABEL, event));
-                0
-            }
-            None => n.saturating_mul(period_ns),
-        };
+        if let Some(event) = &key.event {
+            label.push(self.label(EVENT_LABEL, event));
+        }
         Sample {
             location_id,
-            value: vec![n, cpu],
+            value,
             label,
         }
     }

@@ -8,9 +8,15 @@ const PERIOD: i64 = 1_000_000;
 
 use crate::model::test_samples::sample;
 
+fn plan(events: &str) -> ValuePlan {
+    let sel = crate::events::EventSelection::parse(events).unwrap();
+    ValuePlan::new(&sel, PERIOD, None, 1)
+}
+
 fn options() -> SinkOptions {
     SinkOptions {
         period_ns: PERIOD,
+        values: plan("cpu"),
         ..SinkOptions::default()
     }
 }
@@ -253,26 +259,94 @@ fn rotation_writes_numbered_profiles() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A sample of `event` on thread `w` in method `m`.
+fn event(event: &str, duration_ns: i64, weight: i64) -> ContextualSample {
+    let mut s = sample(Ok(&[]), "w", &[("m", 1)]);
+    s.event = Arc::from(event);
+    s.duration_ns = duration_ns;
+    s.weight = weight;
+    s
+}
+
+fn types(p: &Profile) -> Vec<(String, String)> {
+    let s = |i: i64| p.string_table[i as usize].clone();
+    p.sample_type
+        .iter()
+        .map(|t| (s(t.r#type), s(t.unit)))
+        .collect()
+}
+
 #[test]
-fn other_events_are_counted_labelled_and_not_timed() {
-    let mut alloc = sample(Ok(&[]), "w", &[("m", 1)]);
-    alloc.event = Arc::from("jdk.ObjectAllocationSample");
-    let mut cpu = sample(Ok(&[]), "w", &[("m", 1)]);
-    cpu.event = Arc::from("jdk.CPUTimeSample");
-    let got = readable(&sink_with(&options(), &[alloc.clone(), alloc, cpu]).profile(0));
+fn each_event_adds_its_value_to_its_own_type() {
+    let mut o = options();
+    o.values = plan("cpu+alloc+lock+park");
+    let samples = [
+        event("jdk.ObjectAllocationSample", 0, 4096),
+        event("jdk.ObjectAllocationSample", 0, 100),
+        event("jdk.CPUTimeSample", 0, 0),
+        event("jdk.ThreadPark", 15_000_000, 0),
+        event("jdk.JavaMonitorEnter", 12_000_000, 0),
+        event("jdk.ThreadPark", 20_000_000, 0),
+    ];
+    let p = sink_with(&o, &samples).profile(0);
+    let t = |a: &str, b: &str| (a.to_string(), b.to_string());
     assert_eq!(
-        got,
-        vec![
-            (
-                vec![1, PERIOD],
-                vec!["m:1".to_string()],
-                labels(&[("thread", "w")])
-            ),
-            (
-                vec![2, 0],
-                vec!["m:1".to_string()],
-                labels(&[("thread", "w"), ("event", "jdk.ObjectAllocationSample")])
-            ),
+        types(&p),
+        [
+            t("samples", "count"),
+            t("cpu", "nanoseconds"),
+            t("alloc_space", "bytes"),
+            t("wait", "nanoseconds")
         ]
     );
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    assert_eq!(s(p.default_sample_type), "cpu");
+    let period_type = p.period_type.unwrap();
+    assert_eq!(s(period_type.r#type), "cpu");
+    assert_eq!(p.period, PERIOD);
+    let m = vec!["m:1".to_string()];
+    let with_event = |e: &str| labels(&[("thread", "w"), ("event", e)]);
+    assert_eq!(
+        readable(&p),
+        vec![
+            (vec![1, PERIOD, 0, 0], m.clone(), labels(&[("thread", "w")])),
+            (
+                vec![1, 0, 0, 12_000_000],
+                m.clone(),
+                with_event("jdk.JavaMonitorEnter")
+            ),
+            (
+                vec![2, 0, 4196, 0],
+                m.clone(),
+                with_event("jdk.ObjectAllocationSample")
+            ),
+            (vec![2, 0, 0, 35_000_000], m, with_event("jdk.ThreadPark")),
+        ]
+    );
+}
+
+#[test]
+fn types_come_from_the_enabled_events_not_the_samples() {
+    // No sample at all: the types are there anyway (every rotated file has the same ones).
+    let mut o = options();
+    o.values = plan("park+alloc");
+    let p = sink_with(&o, &[]).profile(0);
+    let names: Vec<String> = types(&p).into_iter().map(|t| t.0).collect();
+    assert_eq!(names, ["samples", "alloc_space", "wait"]);
+    let s = |i: i64| p.string_table[i as usize].as_str();
+    // Without cpu: the first kind other than samples; no sampling period.
+    assert_eq!(s(p.default_sample_type), "alloc_space");
+    assert!(p.period_type.is_none() && p.period == 0);
+    // An unknown event: timed samples go to wait, instant ones are only counted.
+    o.values = plan("jdk.GCPhasePause");
+    let p = sink_with(&o, &[event("jdk.X", 0, 0), event("jdk.X", 5, 0)]).profile(0);
+    let names: Vec<String> = types(&p).into_iter().map(|t| t.0).collect();
+    assert_eq!(names, ["samples", "wait"]);
+    assert_eq!(p.sample[0].value, vec![2, 5]);
+    // A kind the events cannot produce is added rather than lost.
+    o.values = plan("park");
+    let p = sink_with(&o, &[event("jdk.ExecutionSample", 0, 0)]).profile(0);
+    let names: Vec<String> = types(&p).into_iter().map(|t| t.0).collect();
+    assert_eq!(names, ["samples", "wait", "cpu"]);
+    assert_eq!(p.sample[0].value, vec![1, 0, PERIOD]);
 }

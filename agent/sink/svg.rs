@@ -1,20 +1,28 @@
 //! SVG flame graph sink (`sink=svg:DIR`, drawn by the `inferno` crate). Each output is a
 //! directory: `DIR` itself at exit, or with `interval` the subdirectories `DIR/0001`,
-//! `DIR/0002`, ... (one per interval, see [`super::Rotation`]) plus a last one at exit. It holds:
+//! `DIR/0002`, ... (one per interval, see [`super::Rotation`]) plus a last one at exit. As in the
+//! collapsed sink, each value kind the enabled events can produce has its own graphs
+//! ([`crate::value::ValuePlan`]): with a single kind (the default `events=cpu`) they are in the
+//! output directory itself, with several in one subdirectory per kind named after it
+//! (`DIR/cpu`, `DIR/alloc`, `DIR/wait`, `DIR/samples`; with `interval`, `DIR/0001/alloc`, ...).
+//! Each such directory holds:
 //!
 //! - `all.svg`: every sample, with a root frame per value of `svg_key`: `KEY=VALUE`, `KEY=-`
 //!   for samples without the key, `[unknown: REASON]` when the context is unknown;
 //! - one `KEY-VALUE.svg` per value of `svg_key` (after the cardinality policies), its samples
-//!   only. File names keep ASCII letters, digits, `.`, `_` and `-` and turn every other
-//!   character into `_` (`endpoint=/orders` → `endpoint-_orders.svg`), a leading `.` becomes
-//!   `_`, names are cut to 120 characters, and names that still collide get `.2`, `.3`, ...
-//!   before `.svg` (values in sorted order);
-//! - `index.txt`: one line per SVG, `FILE<TAB>SAMPLES<TAB>CONTEXT` (`all` for `all.svg`, else
-//!   `KEY=VALUE`; tabs and line breaks in values become spaces).
+//!   only, under the same `KEY=VALUE` root frame. File names keep ASCII letters, digits, `.`,
+//!   `_` and `-` and turn every other character into `_` (`endpoint=/orders` →
+//!   `endpoint-_orders.svg`), a leading `.` becomes `_`, names are cut to 120 characters, and
+//!   names that still collide get `.2`, `.3`, ... before `.svg` (values in sorted order);
+//! - `index.txt`: one line per SVG, `FILE<TAB>VALUE<TAB>SAMPLES<TAB>CONTEXT` (`VALUE` in the
+//!   kind's unit: nanoseconds, bytes or samples; `all` for `all.svg`, else `KEY=VALUE`; tabs and
+//!   line breaks in values become spaces).
 //!
-//! Titles read `jfrctx — KEY=VALUE — N samples` (`all` for `all.svg`); widths are sample
-//! counts. Frames are method names as in the collapsed sink (with its `[EVENT]` frame for events
-//! that are not CPU samples). Files from older runs in `DIR`
+//! Widths are the kind's values (the collapsed sink's numbers); titles say the total in words
+//! (`jfrctx — KEY=VALUE — 12.5 ms of wait in 3 samples`, `... — 4096 bytes allocated in 2
+//! samples`, `... — 7 samples`; `all` for `all.svg`) and tooltips use the same unit
+//! (milliseconds for nanoseconds). Frames are method names as in the collapsed sink (with its
+//! `[EVENT]` frame for events that are not CPU samples). Files from older runs in `DIR`
 //! are left alone: `index.txt` lists the current ones. Without a cap, every distinct value
 //! gives a file: bound high-cardinality keys with `cardinality=KEY:cap:N`.
 
@@ -30,6 +38,7 @@ use inferno::flamegraph::{self, Options};
 use super::collapsed::{push_root, push_stack, push_unknown};
 use super::{now_ns, Labeler, Rotation, Sink, SinkOptions};
 use crate::model::{ContextualSample, UnknownReason};
+use crate::value::{ValueKind, ValuePlan};
 
 /// Longest file name stem, in characters.
 const MAX_STEM: usize = 120;
@@ -48,9 +57,27 @@ pub struct SvgSink {
     key: String,
     labeler: Labeler,
     rotation: Rotation,
-    /// Per group: folded stack (root first, no count) → samples.
-    groups: HashMap<Group, HashMap<String, u64>>,
+    values: ValuePlan,
+    /// One set of graphs each: the plan's kinds, then any other kind seen (which the enabled
+    /// events cannot produce).
+    kinds: Vec<ValueKind>,
+    /// Per kind and group: folded stack (root first, no count) → its samples and value.
+    groups: HashMap<ValueKind, HashMap<Group, HashMap<String, Tally>>>,
     finished: bool,
+}
+
+/// Samples and their summed value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Tally {
+    samples: u64,
+    value: u64,
+}
+
+impl Tally {
+    fn add(&mut self, other: Tally) {
+        self.samples += other.samples;
+        self.value = self.value.saturating_add(other.value);
+    }
 }
 
 impl SvgSink {
@@ -59,8 +86,11 @@ impl SvgSink {
     pub fn open(dir: &Path, options: &SinkOptions) -> io::Result<SvgSink> {
         let sink = SvgSink::new(dir, options, now_ns());
         let first = output_dir(dir, sink.rotation.peek());
-        fs::create_dir_all(&first)?;
-        File::create(first.join("index.txt"))?;
+        for kind in options.values.kinds() {
+            let first = kind_dir(&first, *kind, &options.values);
+            fs::create_dir_all(&first)?;
+            File::create(first.join("index.txt"))?;
+        }
         Ok(sink)
     }
 
@@ -72,6 +102,8 @@ impl SvgSink {
             key: options.svg_key.clone(),
             labeler: Labeler::new(&options.cardinality),
             rotation: Rotation::new(options.interval_ns, now_ns),
+            values: options.values.clone(),
+            kinds: options.values.kinds().to_vec(),
             groups: HashMap::new(),
             finished: false,
         }
@@ -86,11 +118,27 @@ impl SvgSink {
     }
 
     fn write(&mut self) -> io::Result<()> {
-        let groups: BTreeMap<Group, HashMap<String, u64>> = self.groups.drain().collect();
-        let dir = output_dir(&self.dir, self.rotation.take());
-        fs::create_dir_all(&dir)?;
+        let mut groups = std::mem::take(&mut self.groups);
+        let base = output_dir(&self.dir, self.rotation.take());
+        for kind in &self.kinds {
+            let dir = kind_dir(&base, *kind, &self.values);
+            let kind_groups = groups.remove(kind).unwrap_or_default();
+            self.write_kind(&dir, *kind, kind_groups.into_iter().collect())?;
+        }
+        Ok(())
+    }
+
+    /// Writes the graphs and index of one kind into `dir`.
+    fn write_kind(
+        &self,
+        dir: &Path,
+        kind: ValueKind,
+        groups: BTreeMap<Group, HashMap<String, Tally>>,
+    ) -> io::Result<()> {
+        fs::create_dir_all(dir)?;
         let mut index = String::new();
         let mut all: Vec<String> = Vec::new();
+        let mut total = Tally::default();
         for (group, stacks) in &groups {
             let mut root = String::new();
             match group {
@@ -98,22 +146,41 @@ impl SvgSink {
                 Group::Missing => push_root(&mut root, &self.key, None),
                 Group::Value(v) => push_root(&mut root, &self.key, Some(v)),
             }
-            all.extend(stacks.iter().map(|(s, n)| format!("{root};{s} {n}")));
+            for (stack, t) in stacks {
+                all.push(format!("{root};{stack} {}", t.value));
+                total.add(*t);
+            }
         }
-        let total: u64 = groups.values().flat_map(|m| m.values()).sum();
-        render(&dir.join("all.svg"), "all", total, &all)?;
+        render(&dir.join("all.svg"), "all", kind, total, &all)?;
         index_line(&mut index, "all.svg", total, "all");
         let mut used = HashSet::new();
         for (group, stacks) in &groups {
             let Group::Value(value) = group else { continue };
             let file = file_name(&self.key, value, &mut used);
             let context = format!("{}={value}", self.key);
-            let lines: Vec<String> = stacks.iter().map(|(s, n)| format!("{s} {n}")).collect();
-            let count = stacks.values().sum();
-            render(&dir.join(&file), &context, count, &lines)?;
-            index_line(&mut index, &file, count, &context);
+            // The context stays visible as the root frame, as in all.svg.
+            let mut root = String::new();
+            push_root(&mut root, &self.key, Some(value));
+            let mut sum = Tally::default();
+            let mut lines = Vec::with_capacity(stacks.len());
+            for (stack, t) in stacks {
+                lines.push(format!("{root};{stack} {}", t.value));
+                sum.add(*t);
+            }
+            render(&dir.join(&file), &context, kind, sum, &lines)?;
+            index_line(&mut index, &file, sum, &context);
         }
         fs::write(dir.join("index.txt"), index)
+    }
+}
+
+/// The directory of `kind`'s graphs in the output directory `dir`: `dir` itself when `kind` is
+/// the plan's only kind, else `dir/NAME` (`dir/alloc`).
+pub fn kind_dir(dir: &Path, kind: ValueKind, plan: &ValuePlan) -> PathBuf {
+    if plan.kinds() == [kind] {
+        dir.to_path_buf()
+    } else {
+        dir.join(kind.name())
     }
 }
 
@@ -147,7 +214,7 @@ pub fn file_name(key: &str, value: &str, used: &mut HashSet<String>) -> String {
     name
 }
 
-fn index_line(index: &mut String, file: &str, count: u64, context: &str) {
+fn index_line(index: &mut String, file: &str, t: Tally, context: &str) {
     let context: String = context
         .chars()
         .map(|c| {
@@ -158,20 +225,26 @@ fn index_line(index: &mut String, file: &str, count: u64, context: &str) {
             }
         })
         .collect();
-    index.push_str(&format!("{file}\t{count}\t{context}\n"));
+    index.push_str(&format!("{file}\t{}\t{}\t{context}\n", t.value, t.samples));
 }
 
-/// The title of a flame graph of `count` samples in `context`.
-pub fn title(context: &str, count: u64) -> String {
-    format!("jfrctx — {context} — {count} samples")
+/// The title of a flame graph of `kind` in `context` totalling `value` over `samples`.
+pub fn title(context: &str, kind: ValueKind, value: u64, samples: u64) -> String {
+    format!("jfrctx — {context} — {}", kind.describe(value, samples))
 }
 
-/// Draws `lines` (`folded COUNT`) into `path`; a graph without samples is a small SVG that
-/// only says so (inferno refuses empty input).
-fn render(path: &Path, context: &str, count: u64, lines: &[String]) -> io::Result<()> {
-    let title = title(context, count);
+/// Draws `lines` (`folded VALUE`) into `path`; a graph without value is a small SVG that only
+/// says so (inferno refuses empty input).
+fn render(
+    path: &Path,
+    context: &str,
+    kind: ValueKind,
+    t: Tally,
+    lines: &[String],
+) -> io::Result<()> {
+    let title = title(context, kind, t.value, t.samples);
     let mut out = BufWriter::new(File::create(path)?);
-    if count == 0 {
+    if t.value == 0 {
         write!(
             out,
             "<?xml version=\"1.0\" standalone=\"no\"?>\n<svg version=\"1.1\" width=\"1200\" \
@@ -182,9 +255,11 @@ fn render(path: &Path, context: &str, count: u64, lines: &[String]) -> io::Resul
         )?;
         return out.flush();
     }
+    let (count_name, factor) = kind.display_unit();
     let mut options = Options::default();
     options.title = title;
-    options.count_name = "samples".into();
+    options.count_name = count_name.into();
+    options.factor = factor;
     options.colors = Palette::Multi(MultiPalette::Java);
     options.hash = true;
     flamegraph::from_lines(&mut options, lines.iter().map(String::as_str), &mut out)?;
@@ -226,12 +301,21 @@ impl Sink for SvgSink {
         };
         let mut stack = String::new();
         push_stack(&mut stack, s);
-        *self
-            .groups
+        let (kind, value) = self.values.value(s);
+        if !self.kinds.contains(&kind) {
+            self.kinds.push(kind);
+        }
+        self.groups
+            .entry(kind)
+            .or_default()
             .entry(group)
             .or_default()
             .entry(stack)
-            .or_insert(0) += 1;
+            .or_default()
+            .add(Tally {
+                samples: 1,
+                value: value.max(0) as u64,
+            });
         Ok(())
     }
 
@@ -250,113 +334,5 @@ impl Sink for SvgSink {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::Policy;
-
-    fn sample(ctx: Result<&[(&str, &str)], UnknownReason>, stack: &[&str]) -> ContextualSample {
-        let frames: Vec<(&str, i32)> = stack.iter().map(|m| (*m, 1)).collect();
-        crate::model::test_samples::sample(ctx, "main", &frames)
-    }
-
-    fn temp_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("jfrctx-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        dir
-    }
-
-    #[test]
-    fn file_names_are_sanitized_and_unique() {
-        let mut used = HashSet::new();
-        let mut f = |k: &str, v: &str| file_name(k, v, &mut used);
-        assert_eq!(f("endpoint", "/orders"), "endpoint-_orders.svg");
-        assert_eq!(f("endpoint", "_orders"), "endpoint-_orders.2.svg");
-        assert_eq!(f("endpoint", "?orders"), "endpoint-_orders.3.svg");
-        assert_eq!(f("gt", "alpha"), "gt-alpha.svg");
-        assert_eq!(f("t", "Ünï code/../x y"), "t-_n__code_.._x_y.svg");
-        assert_eq!(f(".k", "v"), "_k-v.svg");
-        let long = f("k", &"x".repeat(500));
-        assert_eq!(long.len(), MAX_STEM + ".svg".len());
-    }
-
-    #[test]
-    fn writes_all_per_value_svgs_and_an_index() {
-        let dir = temp_dir("svg-write");
-        let options = SinkOptions {
-            svg_key: "gt".into(),
-            ..SinkOptions::default()
-        };
-        let mut sink = SvgSink::open(&dir, &options).unwrap();
-        let samples = [
-            sample(Ok(&[("gt", "alpha")]), &["leaf", "main"]),
-            sample(Ok(&[("gt", "alpha")]), &["leaf", "main"]),
-            sample(Ok(&[("gt", "a/b"), ("x", "1")]), &["w.B.elsewhere", "main"]),
-            sample(Ok(&[]), &["idle"]),
-            sample(Err(UnknownReason::NoThread), &[]),
-        ];
-        for s in &samples {
-            sink.record(s).unwrap();
-        }
-        sink.flush().unwrap();
-        sink.finish().unwrap();
-        assert!(sink.record(&samples[0]).is_err());
-        let index = fs::read_to_string(dir.join("index.txt")).unwrap();
-        assert_eq!(
-            index,
-            "all.svg\t5\tall\ngt-a_b.svg\t1\tgt=a/b\ngt-alpha.svg\t2\tgt=alpha\n"
-        );
-        let all = fs::read_to_string(dir.join("all.svg")).unwrap();
-        assert!(all.starts_with("<?xml"), "{}", &all[..100]);
-        assert!(all.contains("jfrctx — all — 5 samples"));
-        for frame in ["gt=alpha", "gt=a/b", "gt=-", "[unknown: no_thread]", "idle"] {
-            assert!(all.contains(frame), "{frame} missing in all.svg");
-        }
-        let alpha = fs::read_to_string(dir.join("gt-alpha.svg")).unwrap();
-        assert!(alpha.contains("jfrctx — gt=alpha — 2 samples"));
-        assert!(alpha.contains("leaf") && !alpha.contains("w.B.elsewhere"));
-        assert!(alpha.trim_end().ends_with("</svg>"));
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn empty_outputs_and_rotation_directories() {
-        let dir = temp_dir("svg-rotation");
-        let options = SinkOptions {
-            interval_ns: Some(100),
-            cardinality: vec![("endpoint".into(), Policy::Cap(1))],
-            ..SinkOptions::default()
-        };
-        let mut sink = SvgSink::new(&dir, &options, 0);
-        sink.record(&sample(Ok(&[("endpoint", "/a")]), &["m"]))
-            .unwrap();
-        sink.record(&sample(Ok(&[("endpoint", "/b")]), &["m"]))
-            .unwrap();
-        sink.flush_at(100).unwrap();
-        sink.flush_at(250).unwrap();
-        sink.finish().unwrap();
-        let index = |n: &str| fs::read_to_string(dir.join(n).join("index.txt")).unwrap();
-        assert_eq!(
-            index("0001"),
-            "all.svg\t2\tall\nendpoint-_a.svg\t1\tendpoint=/a\n\
-             endpoint-other.svg\t1\tendpoint=other\n"
-        );
-        assert_eq!(index("0002"), "all.svg\t0\tall\n");
-        assert_eq!(index("0003"), "all.svg\t0\tall\n");
-        let empty = fs::read_to_string(dir.join("0002/all.svg")).unwrap();
-        assert!(empty.starts_with("<?xml") && empty.contains("jfrctx — all — 0 samples"));
-        assert_eq!(sink.replaced(), vec![("endpoint".to_string(), 1)]);
-        assert!(!dir.join("0004").exists());
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn titles_are_escaped_in_the_empty_placeholder() {
-        let dir = temp_dir("svg-escape");
-        fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("x.svg");
-        render(&path, "k=<a&b>", 0, &[]).unwrap();
-        let text = fs::read_to_string(&path).unwrap();
-        assert!(text.contains("k=&lt;a&amp;b&gt;") && !text.contains("<a&b>"));
-        fs::remove_dir_all(&dir).unwrap();
-    }
-}
+#[path = "svg_tests.rs"]
+mod tests;

@@ -18,7 +18,8 @@ import java.util.concurrent.locks.LockSupport;
  * blocked on a contended monitor in {@code ev_lock_a}, {@code ev_lock_b} while
  * {@code ev_holder} holds it; {@code Object.wait} in {@code ev_wait}), {@code park}
  * ({@code LockSupport.parkNanos} of 15–25 ms in {@code ev_park_a}, {@code ev_park_b}),
- * {@code cpu} (spinning in {@code ev_cpu_a}, {@code ev_cpu_b}, {@code ev_none}). Prints one JSON
+ * {@code cpu} (spinning in {@code ev_cpu_a}, {@code ev_cpu_b}, {@code ev_none}), {@code mix}
+ * (alloc, lock and park together, one allocating and one parking thread). Prints one JSON
  * summary line with the process CPU time.
  */
 public final class EventWorkload {
@@ -224,6 +225,13 @@ public final class EventWorkload {
                 break;
             case "cpu":
                 threads.add(start("cpu-0", () -> cpu(until)));
+                break;
+            case "mix":
+                threads.add(start("alloc-0", () -> alloc(until, 0)));
+                threads.add(start("holder", () -> holder(until)));
+                threads.add(start("waiter-a", () -> waiter(until, true)));
+                threads.add(start("waiter-b", () -> waiter(until, false)));
+                threads.add(start("park-0", () -> park(until)));
                 break;
             default:
                 System.err.println("unknown mode " + mode);

@@ -31,7 +31,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * sample whose stack holds {@code gt_X} was taken strictly between the two transitions around it.
  * Phases last 0.1–5 ms, so many samples fall near a transition.
  *
- * <p>Usage: {@code java gt.GroundTruth [seconds=8] [platform|virtual] [workers=3]}. Compiled with
+ * <p>Usage: {@code java gt.GroundTruth [seconds=8] [platform|virtual] [workers=3] [divisor=1]}:
+ * phase lengths are divided by {@code divisor} (e.g. 200: 0.5–25 µs phases, ≈ 100 k transitions/s
+ * per worker, to load the rings; the summary reports the rate). Compiled with
  * {@code --release 17}; virtual threads (JDK 21+) are created reflectively. Prints one JSON line
  * summarising the work done; exits non-zero on any failure.
  */
@@ -57,6 +59,13 @@ public final class GroundTruth {
     private static final AtomicLong POOLED_ACTIVATE = new AtomicLong();
     private static final AtomicLong POOL_NONE = new AtomicLong();
     private static final AtomicLong WORK_NANOS = new AtomicLong();
+    /** Context transitions made by the worker threads (pool threads not counted). */
+    private static final AtomicLong WORKER_TRANSITIONS = new AtomicLong();
+
+    /** Phase lengths are divided by this (argument 4). */
+    static long divisor = 1;
+    /** Yield between phases: always for virtual threads; for platform threads not when bursting. */
+    static boolean yieldBetweenPhases = true;
 
     private GroundTruth() {
     }
@@ -153,9 +162,9 @@ public final class GroundTruth {
     /** 75 % of phases last 1–5 ms, the rest 0.1–1 ms. */
     static long phaseNanos(SplittableRandom rnd) {
         if (rnd.nextInt(4) == 0) {
-            return 100_000L + rnd.nextLong(900_000L);
+            return (100_000L + rnd.nextLong(900_000L)) / divisor;
         }
-        return 1_000_000L + rnd.nextLong(4_000_000L);
+        return (1_000_000L + rnd.nextLong(4_000_000L)) / divisor;
     }
 
     static void alpha(SplittableRandom rnd) {
@@ -263,6 +272,7 @@ public final class GroundTruth {
     static void worker(int index, long deadline, ThreadPoolExecutor pool, Semaphore permits) {
         SplittableRandom rnd = new SplittableRandom(0x5EED0000L + index);
         int last = -1;
+        long transitions = 0;
         while (System.nanoTime() < deadline && FAILURE.get() == null) {
             // Never the same kind twice in a row: a sample joined to the neighbouring phase
             // then always shows up as a wrong context.
@@ -274,25 +284,34 @@ public final class GroundTruth {
             switch (kind) {
                 case 0:
                     alpha(rnd);
+                    transitions += 2;
                     break;
                 case 1:
                     beta(rnd);
+                    transitions += 2;
                     break;
                 case 2:
                     none(rnd);
                     break;
                 case 3:
                     nested(rnd);
+                    transitions += 4;
                     break;
                 default:
-                    if (!pooled(rnd, pool, permits)) {
+                    if (pooled(rnd, pool, permits)) {
+                        transitions += 2;
+                    } else {
                         none(rnd);
                     }
                     break;
             }
-            // Lets other virtual threads onto the carriers (harmless for platform threads).
-            Thread.yield();
+            // Lets other virtual threads onto the carriers (harmless for platform threads, but
+            // on a busy machine it gives the core away, which a burst run must not do).
+            if (yieldBetweenPhases) {
+                Thread.yield();
+            }
         }
+        WORKER_TRANSITIONS.addAndGet(transitions);
     }
 
     static void fail(Throwable t) {
@@ -337,11 +356,13 @@ public final class GroundTruth {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 8.0;
         String mode = args.length > 1 ? args[1] : "platform";
         int workers = args.length > 2 ? Integer.parseInt(args[2]) : 3;
+        divisor = args.length > 3 ? Math.max(1, Long.parseLong(args[3])) : 1;
         if (!mode.equals("platform") && !mode.equals("virtual")) {
             System.err.println("GroundTruth: mode must be 'platform' or 'virtual', not '" + mode + "'");
             System.exit(2);
         }
         boolean virtual = mode.equals("virtual");
+        yieldBetweenPhases = virtual || divisor == 1;
         ThreadFactory workerFactory;
         ThreadFactory poolFactory;
         try {
@@ -390,7 +411,9 @@ public final class GroundTruth {
         System.out.println("{\"workload\":\"GroundTruth\",\"mode\":\"" + mode + "\""
                 + ",\"java\":\"" + System.getProperty("java.version") + "\""
                 + ",\"workers\":" + workers + ",\"pool_threads\":" + POOL_THREADS
-                + ",\"elapsed_ms\":" + elapsedMs
+                + ",\"elapsed_ms\":" + elapsedMs + ",\"divisor\":" + divisor
+                + ",\"worker_transitions_per_s\":"
+                + WORKER_TRANSITIONS.get() * 1000L / Math.max(1L, elapsedMs) / workers
                 + ",\"work_ms\":" + WORK_NANOS.get() / 1_000_000L
                 + ",\"phases\":{\"alpha\":" + ALPHA.get() + ",\"beta\":" + BETA.get()
                 + ",\"none\":" + NONE.get() + ",\"nested\":" + NESTED.get()

@@ -1,0 +1,130 @@
+//! The worker's drain pace: how long to sleep before the next round, from how full the fullest
+//! ring was at the last drain (pure).
+//!
+//! A thread that switches context faster than its ring holds per drain interval loses entries
+//! (its samples become `unknown: log_overflow`): the default 1024-entry ring fills in ≈ 9 ms at
+//! ≈ 115 k transitions/s while the default drain is every 10 ms. The drain already knows each
+//! ring's `head - tail`, so the worker shortens its sleep when a ring was more than a quarter full
+//! (aiming at an eighth at the measured rate), down to `MIN_SLEEP_NS`, and relaxes back to the
+//! configured interval, doubling per round, once every ring stayed under a sixteenth. Between the
+//! two it keeps its pace (hysteresis: a steady rate does not make it oscillate).
+
+/// Shortest sleep between two rounds.
+pub const MIN_SLEEP_NS: i64 = 1_000_000;
+/// Above this fill (of the fullest ring, at the last drain) the next round comes sooner.
+pub const BUSY_FILL: f64 = 0.25;
+/// Fill the shortened interval aims at.
+pub const TARGET_FILL: f64 = 0.125;
+/// Below this fill the interval grows back towards the configured one.
+pub const QUIET_FILL: f64 = 0.0625;
+
+/// Sleep before the next round. `configured_ns`: the `drain` option; `current_ns`: the sleep
+/// before the last round; `elapsed_ns`: time between the last two drains (what the fill
+/// accumulated over; `<= 0` when unknown, e.g. the first round); `peak_fill`: entries found in
+/// the fullest ring at the last drain over its capacity (above 1 when entries were lost).
+pub fn next_sleep_ns(configured_ns: i64, current_ns: i64, elapsed_ns: i64, peak_fill: f64) -> i64 {
+    let max = configured_ns.max(1);
+    let min = MIN_SLEEP_NS.min(max);
+    let current = current_ns.clamp(min, max);
+    if peak_fill.is_nan() {
+        return current;
+    }
+    if peak_fill > BUSY_FILL {
+        // The fill grew at about `peak_fill / elapsed`: the interval that would fill to the
+        // target at that rate. Never longer than the current one.
+        let basis = if elapsed_ns > 0 { elapsed_ns } else { current };
+        let aimed = (basis as f64 * TARGET_FILL / peak_fill) as i64;
+        return aimed.min(current).clamp(min, max);
+    }
+    if peak_fill < QUIET_FILL {
+        return current.saturating_mul(2).clamp(min, max);
+    }
+    current
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: i64 = 1_000_000;
+
+    #[test]
+    fn quiet_rings_keep_the_configured_interval() {
+        assert_eq!(next_sleep_ns(10 * MS, 10 * MS, 10 * MS, 0.0), 10 * MS);
+        assert_eq!(next_sleep_ns(10 * MS, 10 * MS, 10 * MS, 0.2), 10 * MS);
+    }
+
+    #[test]
+    fn a_ring_filling_in_one_interval_shortens_the_next_sleep() {
+        // 115 k/s into 1024 entries over 10 ms: 1150 found (126 lost) → fill 1.12.
+        let next = next_sleep_ns(10 * MS, 10 * MS, 10 * MS, 1150.0 / 1024.0);
+        assert!((MIN_SLEEP_NS..=2 * MS).contains(&next), "{next}");
+        // Just above a quarter: somewhat shorter.
+        let next = next_sleep_ns(10 * MS, 10 * MS, 10 * MS, 0.3);
+        assert_eq!(next, (10.0 * MS as f64 * TARGET_FILL / 0.3) as i64);
+    }
+
+    #[test]
+    fn never_below_the_minimum_nor_above_the_configured() {
+        assert_eq!(next_sleep_ns(10 * MS, MS, MS, 50.0), MIN_SLEEP_NS);
+        assert_eq!(next_sleep_ns(10 * MS, 10 * MS, 0, 1e9), MIN_SLEEP_NS);
+        assert_eq!(next_sleep_ns(10 * MS, 80 * MS, 10 * MS, 0.0), 10 * MS);
+        // A configured interval below the minimum is kept as the floor too.
+        assert_eq!(next_sleep_ns(MS / 2, MS / 2, MS / 2, 5.0), MS / 2);
+        assert_eq!(next_sleep_ns(0, 0, 0, 5.0), 1);
+    }
+
+    #[test]
+    fn busy_at_a_short_interval_does_not_grow_it() {
+        // Already at 2 ms and still above a quarter: shorter, never longer.
+        let next = next_sleep_ns(10 * MS, 2 * MS, 2 * MS, 0.26);
+        assert!((MIN_SLEEP_NS..2 * MS).contains(&next), "{next}");
+    }
+
+    #[test]
+    fn steady_rate_between_the_thresholds_holds_the_pace() {
+        assert_eq!(next_sleep_ns(10 * MS, 2 * MS, 2 * MS, 0.125), 2 * MS);
+        assert_eq!(next_sleep_ns(10 * MS, 2 * MS, 2 * MS, 0.25), 2 * MS);
+        assert_eq!(next_sleep_ns(10 * MS, 2 * MS, 2 * MS, QUIET_FILL), 2 * MS);
+    }
+
+    #[test]
+    fn relaxes_back_by_doubling_when_quiet() {
+        let mut sleep = MIN_SLEEP_NS;
+        let mut steps = Vec::new();
+        while sleep < 10 * MS {
+            sleep = next_sleep_ns(10 * MS, sleep, sleep, 0.01);
+            steps.push(sleep / MS);
+        }
+        assert_eq!(steps, vec![2, 4, 8, 10]);
+    }
+
+    #[test]
+    fn elapsed_unknown_uses_the_current_sleep() {
+        assert_eq!(
+            next_sleep_ns(10 * MS, 8 * MS, 0, 0.5),
+            (8.0 * MS as f64 * TARGET_FILL / 0.5) as i64
+        );
+    }
+
+    #[test]
+    fn a_burst_then_quiet_converges_back() {
+        // Rate 115 entries/ms into 1024 slots: simulate the fill each interval produces.
+        let fill =
+            |sleep_ns: i64, rate_per_ms: f64| rate_per_ms * sleep_ns as f64 / MS as f64 / 1024.0;
+        let mut sleep = 10 * MS;
+        for _ in 0..5 {
+            sleep = next_sleep_ns(10 * MS, sleep, sleep, fill(sleep, 115.0));
+            assert!(fill(sleep, 115.0) <= BUSY_FILL, "{sleep}");
+        }
+        for _ in 0..5 {
+            sleep = next_sleep_ns(10 * MS, sleep, sleep, fill(sleep, 0.0));
+        }
+        assert_eq!(sleep, 10 * MS);
+    }
+
+    #[test]
+    fn nan_fill_keeps_the_pace() {
+        assert_eq!(next_sleep_ns(10 * MS, 3 * MS, 3 * MS, f64::NAN), 3 * MS);
+    }
+}
