@@ -197,16 +197,37 @@ pub fn on_vm_init(env: &mut Env<'_>, fns: &NativeFns) -> Result<(), String> {
     crate::info!("recording started ({})", stream::enabled_events(env));
     if let crate::events::Latency::Live { interval_ns } = a.config.latency {
         match stream::start_live(env, (interval_ns / 1_000_000).max(1)) {
-            Ok(()) => crate::info!(
-                "live mode: forced JFR flush every {} ms",
-                interval_ns / 1_000_000
-            ),
+            Ok(()) => {
+                let retention = live_retention(a.config.retention_ns, a.config.retention_set);
+                a.core.lock().joiner.set_retention_ns(retention);
+                a.repo.lock().set_retention_ns(retention);
+                crate::info!(
+                    "live mode: forced JFR flush every {} ms, history kept {} ms",
+                    interval_ns / 1_000_000,
+                    retention / 1_000_000
+                )
+            }
             Err(msg) => {
                 crate::warn!("latency=live unavailable ({msg}); JFR's default latency (~1 s)")
             }
         }
     }
     Ok(())
+}
+
+/// History kept in live mode unless `retention=` says otherwise: samples arrive within ~100 ms
+/// there, and 2 s still covers JFR's own once-a-second flush should the forced flushes stop
+/// (a sample later than that is `history_expired`, never guessed).
+pub const LIVE_RETENTION_NS: i64 = 2_000_000_000;
+
+/// The retention to use once live mode runs: the configured one when given, else the shorter
+/// of it and [`LIVE_RETENTION_NS`].
+pub fn live_retention(configured_ns: i64, explicit: bool) -> i64 {
+    if explicit {
+        configured_ns
+    } else {
+        configured_ns.min(LIVE_RETENTION_NS)
+    }
 }
 
 /// VMDeath: stop the stream, run the last round, finish the sinks, print the summary.
@@ -644,6 +665,18 @@ fn test_panic(point: u8) {
             PANIC_DELIVER => panic!("JFRCTX_TEST_PANIC=deliver"),
             _ => panic!("JFRCTX_TEST_PANIC=worker"),
         }
+    }
+}
+
+#[cfg(test)]
+mod live_retention_tests {
+    use super::*;
+
+    #[test]
+    fn live_mode_shortens_only_an_unset_retention() {
+        assert_eq!(live_retention(5_000_000_000, false), LIVE_RETENTION_NS);
+        assert_eq!(live_retention(5_000_000_000, true), 5_000_000_000);
+        assert_eq!(live_retention(1_500_000_000, false), 1_500_000_000);
     }
 }
 

@@ -70,6 +70,8 @@ pub struct Config {
     pub ring_capacity: usize,
     /// How long transition history is kept, in nanoseconds (default 5 s, at least 3 s).
     pub retention_ns: i64,
+    /// Whether `retention=` was given (else live mode may shorten it, see `LIVE_RETENTION_NS`).
+    pub retention_set: bool,
     /// Worker drain interval in nanoseconds (default 10 ms, `1ms..=1s`).
     pub drain_interval_ns: i64,
     /// Maximum recorded stack depth (default 64, `1..=2048`).
@@ -99,6 +101,7 @@ impl Default for Config {
             log_level: Level::Warn,
             ring_capacity: 1024,
             retention_ns: 5 * S,
+            retention_set: false,
             drain_interval_ns: 10 * MS,
             stack_depth: 64,
             sink_options: SinkOptions::default(),
@@ -637,6 +640,7 @@ impl Layer {
         }
         if let Some(v) = self.retention_ns {
             config.retention_ns = v;
+            config.retention_set = true;
         }
         if let Some(v) = self.drain_interval_ns {
             config.drain_interval_ns = v;

@@ -54,6 +54,7 @@ fn empty_options_give_every_default() {
     assert_eq!(c.log_level, Level::Warn);
     assert_eq!(c.ring_capacity, 1024);
     assert_eq!(c.retention_ns, 5_000_000_000);
+    assert!(!c.retention_set);
     assert_eq!(c.drain_interval_ns, 10_000_000);
     assert_eq!(c.stack_depth, 64);
     assert_eq!(c.sinks[0].to_string(), DEFAULT_SINK);
@@ -71,6 +72,7 @@ fn each_option_is_read() {
     assert_eq!(c.log_level, Level::Info);
     assert_eq!(c.ring_capacity, 4096);
     assert_eq!(c.retention_ns, 10_000_000_000);
+    assert!(c.retention_set);
     assert_eq!(c.drain_interval_ns, 5_000_000);
     assert_eq!(c.stack_depth, 128);
 }

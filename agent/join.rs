@@ -404,6 +404,11 @@ impl Joiner {
         c
     }
 
+    /// Changes the retention from now on (the next prune applies it).
+    pub fn set_retention_ns(&mut self, retention_ns: i64) {
+        self.retention_ns = retention_ns.max(0);
+    }
+
     pub fn retention_ns(&self) -> i64 {
         self.retention_ns
     }

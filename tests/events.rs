@@ -338,7 +338,7 @@ pub fn delivery(jdk: u32, latency: &str, seconds: u32) -> Delivery {
     let stdout = common::out_file(&format!("{name}.out"));
     let stderr = common::out_file(&format!("{name}.err"));
     let opts = format!(
-        "sink=jsonl:{},events=cpu,period=10ms,latency={latency}",
+        "sink=jsonl:{},events=cpu,period=10ms,latency={latency},log=info",
         jsonl.display()
     );
     let mut cmd = Command::new(common::java(jdk));
@@ -388,6 +388,13 @@ pub fn delivery(jdk: u32, latency: &str, seconds: u32) -> Delivery {
         status.success(),
         "JDK {jdk} latency={latency}: {status}\n{err}"
     );
+    if latency.starts_with("live") {
+        // Live mode shortens the history it keeps (no `retention=` given).
+        assert!(
+            err.contains("history kept 2000 ms"),
+            "JDK {jdk}: live mode did not start as expected:\n{err}"
+        );
+    }
     let out = fs::read_to_string(&stdout).unwrap_or_default();
     let summary: Value = out
         .lines()

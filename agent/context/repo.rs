@@ -223,6 +223,11 @@ impl Repository {
         self.interned_total
     }
 
+    /// Changes the retention of ids released from now on.
+    pub fn set_retention_ns(&mut self, retention_ns: i64) {
+        self.retention_ns = retention_ns.max(0);
+    }
+
     pub fn retention_ns(&self) -> i64 {
         self.retention_ns
     }
