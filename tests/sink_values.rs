@@ -11,52 +11,15 @@
 
 mod common;
 
+use common::pprof_tool::pprof;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
 use std::time::Duration;
 
 /// The context key of the workload.
 const KEY: &str = "ev";
-
-/// The `go` command: from `PATH`, else `/usr/local/go/bin/go`.
-fn go() -> PathBuf {
-    let on_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join("go"))
-            .find(|p| p.is_file())
-    });
-    let fallback = PathBuf::from("/usr/local/go/bin/go");
-    on_path
-        .or_else(|| fallback.is_file().then_some(fallback))
-        .expect(
-            "Go is needed for `go tool pprof` (https://go.dev/dl, or apt-get install golang-go)",
-        )
-}
-
-/// `go tool pprof ARGS... FILE`, which must succeed; its stdout.
-fn pprof(file: &Path, args: &[&str]) -> String {
-    let out = Command::new(go())
-        .args(["tool", "pprof"])
-        .args(args)
-        .arg(file)
-        .current_dir(common::target_dir().join("it-out"))
-        .env("GOTOOLCHAIN", "local")
-        .env_remove("GOFLAGS")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run go tool pprof: {e}"));
-    assert!(
-        out.status.success(),
-        "go tool pprof {args:?} {} failed ({}):\n{}",
-        file.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("pprof output is UTF-8")
-}
 
 /// Summed values per (label key, label value), per sample type.
 type Sums = BTreeMap<(String, String), Vec<u64>>;

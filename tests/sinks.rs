@@ -12,7 +12,6 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 /// Label and context key of the ground-truth workload.
@@ -28,44 +27,11 @@ fn out_dir(name: &str) -> PathBuf {
 
 // ---- go tool pprof ---------------------------------------------------------------------------
 
-/// The `go` command: from `PATH`, else `/usr/local/go/bin/go`.
-fn go() -> PathBuf {
-    let on_path = std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|d| d.join("go"))
-            .find(|p| p.is_file())
-    });
-    let fallback = PathBuf::from("/usr/local/go/bin/go");
-    on_path
-        .or_else(|| fallback.is_file().then_some(fallback))
-        .expect(
-            "Go is needed to read pprof files with `go tool pprof` and was found neither on PATH \
-             nor at /usr/local/go/bin/go: install Go (https://go.dev/dl, or apt-get install \
-             golang-go)",
-        )
-}
-
 /// `go tool pprof -raw ARGS... FILE`, which must succeed; its stdout.
 fn pprof_raw(file: &Path, args: &[&str]) -> String {
-    let scratch = common::target_dir().join("it-out");
-    let out = Command::new(go())
-        .args(["tool", "pprof", "-raw"])
-        .args(args)
-        .arg(file)
-        .current_dir(&scratch)
-        .env("GOTOOLCHAIN", "local")
-        .env_remove("GOFLAGS")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run go tool pprof: {e}"));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "go tool pprof -raw {args:?} {} failed ({}):\n{stderr}",
-        file.display(),
-        out.status
-    );
-    String::from_utf8(out.stdout).expect("pprof output is UTF-8")
+    let mut all = vec!["-raw"];
+    all.extend_from_slice(args);
+    common::pprof_tool::pprof(file, &all)
 }
 
 /// Sample counts read from `go tool pprof -raw` output.
