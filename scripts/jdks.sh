@@ -72,6 +72,9 @@ _jfrctx_jdks_main() (
             have_pkg "$p" || missing+=("$p")
         done
         have_pip || missing+=(python3-pip)
+        # The benchmark smoke in scripts/test.sh builds the JMH jar and a JNI baseline.
+        command -v mvn >/dev/null 2>&1 || missing+=(maven)
+        command -v gcc >/dev/null 2>&1 || missing+=(gcc)
         [ "${#missing[@]}" -eq 0 ] || apt_install "${missing[@]}"
     else
         # Not Debian: cannot install; check the commands we need are there.

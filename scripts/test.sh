@@ -124,6 +124,12 @@ step "soak smoke (scripts/soak.sh --smoke)"
 bash scripts/soak.sh --smoke >"$logs/soak-smoke.log" 2>&1 \
     || { tail -n 30 "$logs/soak-smoke.log" >&2; fail "scripts/soak.sh --smoke (log: $logs/soak-smoke.log)"; }
 
+step "benchmark smoke (scripts/bench.sh --smoke)"
+# Each harness for a few seconds (JMH, overhead, criterion): they build and run; the figures of a
+# smoke are not targets (bench/README.md has those, from full runs).
+bash scripts/bench.sh --smoke >"$logs/bench-smoke.log" 2>&1 \
+    || { tail -n 30 "$logs/bench-smoke.log" >&2; fail "scripts/bench.sh --smoke (log: $logs/bench-smoke.log)"; }
+
 echo "test.sh: all steps passed in $((SECONDS - t0)) s" >&2
 summary
 [ "$failed" = 0 ] || exit 1
