@@ -79,6 +79,9 @@ count_cargo "$logs/cargo-test.log"
 [ "$rc" = 0 ] || fail "cargo test (log: $logs/cargo-test.log)"
 
 step "valgrind memcheck (Rust cores)"
+# The concurrent producer/consumer tests are skipped here: valgrind runs one thread at a time, so
+# their spin-waits take from seconds to tens of minutes depending on its scheduling. They run
+# natively in `cargo test`, and the ring protocol itself is model-checked with loom.
 command -v valgrind >/dev/null 2>&1 || fail "valgrind not found (apt-get install valgrind)"
 unit_bin="$(cargo test --lib --no-run --message-format=json 2>/dev/null | python3 -c '
 import json, sys
@@ -92,7 +95,7 @@ for line in sys.stdin:
 ' | tail -n 1)"
 [ -n "$unit_bin" ] && [ -x "$unit_bin" ] || fail "cannot find the unit-test binary for valgrind"
 valgrind --error-exitcode=1 --leak-check=no -q "$unit_bin" --test-threads=1 -q \
-    context:: join:: batch:: clock:: sink::jsonl --skip concurrent_paced_producer_small_ring \
+    context:: join:: batch:: clock:: sink::jsonl --skip concurrent \
     >"$logs/valgrind.log" 2>&1 || { tail -n 40 "$logs/valgrind.log" >&2; fail "valgrind memcheck (log: $logs/valgrind.log)"; }
 grep -E '^test result:' "$logs/valgrind.log" >&2 || true
 
