@@ -5,6 +5,7 @@
 use crate::batch::{Decoder, Record};
 use crate::clock::Calibrator;
 use crate::config::{self, Config};
+use crate::context::registry::{Registration, RingRegistry};
 use crate::context::repo::Repository;
 use crate::context::ring::Ring;
 use crate::filter::Filter;
@@ -43,6 +44,9 @@ struct Agent {
     config: Config,
     state: AtomicU8,
     repo: Mutex<Repository>,
+    /// Live rings by thread, shared by every facade copy (registration and release are rare:
+    /// once per thread and copy).
+    rings: Mutex<RingRegistry>,
     new_rings: SegQueue<Arc<Ring>>,
     released: SegQueue<u64>,
     ended_threads: SegQueue<u64>,
@@ -151,6 +155,7 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), String> {
         filter: Mutex::new(config.filter.clone().map(Arc::new)),
         config,
         state: AtomicU8::new(LOADED),
+        rings: Mutex::new(RingRegistry::new()),
         new_rings: SegQueue::new(),
         released: SegQueue::new(),
         ended_threads: SegQueue::new(),
@@ -503,7 +508,9 @@ pub fn intern(entries: Vec<(String, String)>, released: &[i64]) -> Result<u64, S
 /// and its samples are unknown; releasing it is a no-op.
 const UNINTERNED_CONTEXT: u64 = i64::MAX as u64;
 
-/// `Natives.register`: allocates the calling thread's ring; None when not running.
+/// `Natives.register`: the calling thread's ring, allocated on its first registration; a
+/// thread registered again (by another copy of the facade, in another class loader) gets the
+/// same ring, so that its transitions have one home. None when not running.
 pub fn register(thread_id: i64, capacity: i32) -> Option<(*mut u8, usize)> {
     let a = agent()?;
     if a.state.load(Ordering::Acquire) != RUNNING || thread_id < 0 {
@@ -514,18 +521,24 @@ pub fn register(thread_id: i64, capacity: i32) -> Option<(*mut u8, usize)> {
     } else {
         a.config.ring_capacity
     };
-    let handle = a.next_handle.fetch_add(1, Ordering::Relaxed);
-    let ring = Arc::new(Ring::new(cap, thread_id as u64, handle));
+    let registration = a.rings.lock().register(thread_id as u64, || {
+        let handle = a.next_handle.fetch_add(1, Ordering::Relaxed);
+        Arc::new(Ring::new(cap, thread_id as u64, handle))
+    });
+    let ring = registration.ring();
     let mem = (ring.as_ptr(), ring.byte_len());
-    a.new_rings.push(ring);
-    a.threads_registered.fetch_add(1, Ordering::Relaxed);
+    if let Registration::New(ring) = registration {
+        a.new_rings.push(ring);
+        a.threads_registered.fetch_add(1, Ordering::Relaxed);
+    }
     Some(mem)
 }
 
-/// `Natives.release`: the ring's owner is gone.
+/// `Natives.release`: one holder of the ring (a facade copy's writer) is gone; the worker
+/// drains and frees the ring when it was the last.
 pub fn release(handle: i64) {
     if let Some(a) = agent() {
-        if handle > 0 {
+        if handle > 0 && a.rings.lock().release(handle as u64) {
             a.released.push(handle as u64);
         }
     }
@@ -543,7 +556,7 @@ pub fn wants_thread_end() -> bool {
 /// JVMTI ThreadEnd: the platform thread `thread_id` is gone; its ring (if any) is released.
 pub fn thread_ended(thread_id: i64) {
     if let Some(a) = agent() {
-        if thread_id >= 0 {
+        if thread_id >= 0 && a.rings.lock().thread_ended(thread_id as u64) {
             a.ended_threads.push(thread_id as u64);
         }
     }

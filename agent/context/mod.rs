@@ -1,6 +1,8 @@
-//! Context store: interned maps (`repo`), the per-thread shared transition rings (`ring`) and the
-//! per-thread histories drained from them (`history`). Pure cores; `join` puts them together.
+//! Context store: interned maps (`repo`), the per-thread shared transition rings (`ring`), which
+//! ring each live thread writes to (`registry`) and the per-thread histories drained from them
+//! (`history`). Pure cores; `join` puts them together.
 
 pub mod history;
+pub mod registry;
 pub mod repo;
 pub mod ring;

@@ -8,7 +8,8 @@
 //!
 //! * producer, transition `n` to context `c`, slot `s = n & (capacity - 1)`:
 //!   `head.store(2n+1, Release)`; **fence**; `t = now()`; `time[s] = t`, `context[s] = c`
-//!   (plain/relaxed); `head.store(2n+2, Release)`; `current.store(c, Release)`.
+//!   (plain/relaxed); `head.store(2n+2, Release)`. (`current`, header word 2, is reserved: the
+//!   Java writer no longer stores it; [`Ring::current`] reads the newest entry instead.)
 //!   The fence after the odd store is not in the ARCHITECTURE.md text: a release store only keeps
 //!   *earlier* accesses before it, so without a fence the entry writes may become visible before
 //!   the odd `head`, and a consumer could keep a half-overwritten slot it believes intact. The
@@ -49,7 +50,7 @@ pub const ALIGN: usize = 64;
 // Word (i64) indices of the header fields.
 const HEAD: usize = 0;
 const TAIL: usize = 1;
-const CURRENT: usize = 2;
+/// Header word 2 (`current`) is reserved: no longer written.
 const CAPACITY: usize = 3;
 const THREAD_ID: usize = 4;
 const HANDLE: usize = 5;
@@ -218,9 +219,14 @@ impl Ring {
         self.capacity
     }
 
-    /// The context the owner has installed now (the signal-safe slot).
+    /// The context of the newest completed entry: what the owner has installed now (0 before the
+    /// first transition). Tests only; the worker drains.
     pub fn current(&self) -> ContextId {
-        self.word(CURRENT).load(Ordering::Acquire) as ContextId
+        let n = (self.word(HEAD).load(Ordering::Acquire) / 2) as u64;
+        if n == 0 {
+            return 0;
+        }
+        self.entry_words(n - 1).1.load(Ordering::Relaxed) as ContextId
     }
 
     /// Drains the completed entries not yet consumed into `out` (appended, oldest first), following
@@ -383,14 +389,13 @@ impl Producer {
 
     /// Completes the transition started by `begin` (no-op when none is open).
     pub fn finish(&mut self) {
-        let Some(context) = self.open.take() else {
+        if self.open.take().is_none() {
             return;
-        };
+        }
         self.next += 1;
         let ring = &*self.ring;
         ring.word(HEAD)
             .store((2 * self.next) as i64, Ordering::Release);
-        ring.word(CURRENT).store(context as i64, Ordering::Release);
     }
 }
 

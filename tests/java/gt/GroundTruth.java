@@ -333,7 +333,7 @@ public final class GroundTruth {
     }
 
     /** {@code Thread.ofVirtual().name(prefix, 0).factory()}, reflectively (compiled for 17). */
-    static ThreadFactory virtualFactory(String prefix) {
+    public static ThreadFactory virtualFactory(String prefix) {
         try {
             Class<?> builder = Class.forName("java.lang.Thread$Builder");
             Class<?> ofVirtual = Class.forName("java.lang.Thread$Builder$OfVirtual");

@@ -49,7 +49,7 @@ abstract class Scope {
             throw outOfOrder(kind(), current);
         }
         closed = true;
-        st.restore(outer, previous);
+        st.restore(serial, outer, previous);
     }
 
     /**
@@ -60,7 +60,7 @@ abstract class Scope {
     final void exitDiscardingInner() {
         if (!closed) {
             closed = true;
-            state.restore(outer, previous);
+            state.restore(serial, outer, previous);
         }
     }
 

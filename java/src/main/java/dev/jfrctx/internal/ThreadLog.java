@@ -39,20 +39,28 @@ public final class ThreadLog {
 
     /** Word indices (byte offset / 8) of the fields written per transition. */
     private static final int HEAD_WORD = HEAD / 8;
-    private static final int CURRENT_WORD = CURRENT / 8;
     private static final int ENTRIES_WORD = ENTRIES / 8;
 
     /** The ring as native-order longs, the only path {@link #transition} writes through. */
     private final LongBuffer words;
     private final int mask;
     private final long handle;
-    /** Transitions written so far; only the owning thread touches it. */
+    /**
+     * Transitions on the ring as of this log's last write (-1 before the first): while
+     * {@code head} still says {@code n}, no other copy of the facade wrote in between. Only the
+     * owning thread touches it.
+     */
     private long n;
+
+    /** Returned by {@link #transition} when no other log wrote since this one's last write. */
+    public static final long SAME = Long.MIN_VALUE;
 
     /**
      * Wraps a ring whose header ({@code capacity}, {@code handle}) is already initialised. Reads
      * {@code capacity} and {@code handle} once; continues after the entries already counted in
-     * {@code head}.
+     * {@code head}. Several logs may wrap one ring (one per copy of the facade, each in its own
+     * class loader, on the same thread): each transition continues from {@code head}, so they
+     * write one sequence.
      *
      * @param ring a direct buffer of at least {@code 64 + 16 * capacity} bytes
      * @throws IllegalArgumentException when the buffer is not direct, is too small, is not 8-byte
@@ -78,7 +86,7 @@ public final class ThreadLog {
         this.words = ring.order(ByteOrder.nativeOrder()).asLongBuffer();
         this.mask = (int) (capacity - 1);
         this.handle = (long) LONGS.get(ring, HANDLE);
-        this.n = (long) LONGS.getAcquire(ring, HEAD) >>> 1;
+        this.n = -1; // unknown: the first transition reads what the ring holds
     }
 
     /**
@@ -105,14 +113,21 @@ public final class ThreadLog {
     }
 
     /**
-     * Appends the transition to context {@code id} (timestamped with {@link System#nanoTime()}) and
-     * publishes {@code id} as the thread's current context.
+     * Appends the transition to context {@code id} (timestamped with {@link System#nanoTime()}):
+     * the thread's context from now on. The header's {@code current} word is not written (the
+     * agent reads the entries; one store less keeps the inlined switch small).
      *
      * @param id the context id installed from now on
+     * @return {@link #SAME} when this log wrote the ring's last transition (the common case);
+     *     otherwise the context id the ring held before, which another copy of the facade on this
+     *     thread wrote (0 on a new ring)
      */
-    public void transition(long id) {
+    public long transition(long id) {
         LongBuffer w = words;
-        long n = this.n;
+        // From the ring, not the field: another copy of the facade on this thread may have
+        // written to the same ring since (only this thread writes it: a plain read is the latest).
+        long n = w.get(HEAD_WORD) >>> 1;
+        long previous = n == this.n ? SAME : writtenByAnother();
         int entry = ENTRIES_WORD + 2 * ((int) n & mask);
         VarHandle.releaseFence(); // head = 2n+1 with release semantics
         w.put(HEAD_WORD, 2 * n + 1);
@@ -123,19 +138,26 @@ public final class ThreadLog {
         w.put(entry + 1, id);
         VarHandle.releaseFence(); // head = 2n+2 with release semantics
         w.put(HEAD_WORD, 2 * n + 2);
-        VarHandle.releaseFence(); // current = id with release semantics
-        w.put(CURRENT_WORD, id);
         this.n = n + 1;
+        return previous;
     }
 
     /**
-     * Returns the number of transitions written (including those counted in {@code head} when
-     * this log was created).
+     * Out of line (rare: several facade copies on one thread): the context of the newest entry,
+     * which another copy wrote.
+     */
+    private long writtenByAnother() {
+        long n = words.get(HEAD_WORD) >>> 1;
+        return n == 0 ? 0 : words.get(ENTRIES_WORD + 2 * ((int) (n - 1) & mask) + 1);
+    }
+
+    /**
+     * Returns the number of transitions written to the ring (by this log and any other on it).
      *
      * @return the count
      */
     public long transitions() {
-        return n;
+        return words.get(HEAD_WORD) >>> 1;
     }
 
     /**

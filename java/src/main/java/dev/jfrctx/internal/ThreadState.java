@@ -22,6 +22,12 @@ public final class ThreadState {
     private long serial;
     private ThreadLog log;
     private boolean logOpened;
+    /**
+     * Scopes opened over a context another facade copy installed: pairs (serial, id on the
+     * ring), innermost last. Null until the first such scope.
+     */
+    private long[] foreign;
+    private int foreignTop;
 
     private ThreadState(Thread owner) {
         this.owner = owner;
@@ -71,6 +77,10 @@ public final class ThreadState {
      * to {@link #restore} them. Identifying scopes by a never-reused number instead of by object
      * lets the scope object itself be scalar-replaced by the JIT (no allocation per switch).
      *
+     * <p>When the ring holds another context than the one this state installed last, another
+     * copy of the facade (another class loader) installed it on this thread: the scope remembers
+     * it, so that closing restores exactly what the ring had, whichever copy wrote it.
+     *
      * @param data the context installed from now on
      * @return the new scope's serial number, ≥ 1
      */
@@ -78,43 +88,81 @@ public final class ThreadState {
         long s = serial + 1;
         serial = s;
         innermost = s;
+        ContextData previous = current;
         current = data;
-        write(data.id());
+        ThreadLog l = log;
+        if (l == null) {
+            l = openLog();
+        }
+        if (l != null) {
+            long onRing = l.transition(data.id());
+            if (onRing != ThreadLog.SAME && onRing != previous.id()) {
+                pushForeign(s, onRing);
+            }
+        }
         return s;
     }
 
     /**
-     * Closes a scope: reinstalls {@code previous} with {@code outer} as the innermost open scope,
-     * and writes exactly one transition.
+     * Closes the scope {@code closing}: reinstalls {@code previous} with {@code outer} as the
+     * innermost open scope, and writes exactly one transition: to what the ring held when that
+     * scope was opened (another copy's context, if one was installed then), else to
+     * {@code previous}.
      *
+     * @param closing the serial number of the scope being closed (scopes opened after it that
+     *     are still open are discarded)
      * @param outer the serial number that was innermost when the scope was opened (0: none)
      * @param previous the context that was installed when the scope was opened
      */
-    public void restore(long outer, ContextData previous) {
+    public void restore(long closing, long outer, ContextData previous) {
         innermost = outer;
         current = previous;
-        write(previous.id());
-    }
-
-    private void write(long id) {
+        long id = previous.id();
+        if (foreignTop > 0) {
+            id = popForeign(closing, id);
+        }
         ThreadLog l = log;
         if (l != null) {
             l.transition(id);
-        } else {
-            writeFirst(id);
         }
     }
 
     /** The first install opens the ring; without a ring (no agent), nothing is written. */
-    private void writeFirst(long id) {
+    private ThreadLog openLog() {
         if (logOpened) {
-            return;
+            return null;
         }
         logOpened = true;
-        ThreadLog l = log = ThreadLog.openForCurrentThread();
-        if (l != null) {
-            l.transition(id);
+        return log = ThreadLog.openForCurrentThread();
+    }
+
+    /** Remembers that scope {@code s} opened over {@code onRing}, installed by another copy. */
+    private void pushForeign(long s, long onRing) {
+        long[] f = foreign;
+        if (f == null) {
+            f = foreign = new long[8];
+        } else if (foreignTop + 2 > f.length) {
+            f = foreign = java.util.Arrays.copyOf(f, f.length * 2);
         }
+        f[foreignTop] = s;
+        f[foreignTop + 1] = onRing;
+        foreignTop += 2;
+    }
+
+    /**
+     * Forgets the scopes from {@code closing} on; returns the ring's context remembered for
+     * {@code closing} itself, else {@code fallback}.
+     */
+    private long popForeign(long closing, long fallback) {
+        long id = fallback;
+        long[] f = foreign;
+        while (foreignTop > 0 && f[foreignTop - 2] >= closing) {
+            if (f[foreignTop - 2] == closing) {
+                id = f[foreignTop - 1];
+            }
+            foreignTop -= 2;
+        }
+        return id;
     }
 
     /**

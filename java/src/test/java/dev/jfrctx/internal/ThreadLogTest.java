@@ -28,17 +28,17 @@ public class ThreadLogTest {
     }
 
     @Test
-    public void transitionsFillSlotsAndPublishHeadAndCurrent() {
+    public void transitionsFillSlotsAndPublishHead() {
         ByteBuffer ring = ring(8, 77);
         ThreadLog log = new ThreadLog(ring);
         assertEquals(77, log.handle());
         long before = System.nanoTime();
-        log.transition(5);
-        log.transition(0);
-        log.transition(9);
+        assertEquals("a new ring holds no context", 0, log.transition(5));
+        assertEquals(ThreadLog.SAME, log.transition(0));
+        assertEquals(ThreadLog.SAME, log.transition(9));
         long after = System.nanoTime();
         assertEquals(6, ring.getLong(ThreadLog.HEAD));
-        assertEquals(9, ring.getLong(ThreadLog.CURRENT));
+        assertEquals("current is not written by the producer", 0, ring.getLong(ThreadLog.CURRENT));
         assertEquals(0, ring.getLong(ThreadLog.TAIL));
         assertEquals(3, log.transitions());
         assertEquals(5, context(ring, 0));
@@ -62,7 +62,6 @@ public class ThreadLogTest {
             times[i] = time(ring, i & 3);
         }
         assertEquals(22, ring.getLong(ThreadLog.HEAD));
-        assertEquals(110, ring.getLong(ThreadLog.CURRENT));
         // Entries 7..10 survive in slots 3, 0, 1, 2.
         assertEquals(107, context(ring, 3));
         assertEquals(108, context(ring, 0));
@@ -118,5 +117,29 @@ public class ThreadLogTest {
         } catch (IllegalArgumentException expected) {
             assertTrue(expected.getMessage().startsWith("jfrctx: "));
         }
+    }
+
+    @Test
+    public void twoLogsOnOneRingWriteOneSequence() {
+        // Two copies of the facade (two class loaders) on one thread share the thread's ring.
+        ByteBuffer ring = ring(8, 3);
+        ThreadLog a = new ThreadLog(ring);
+        ThreadLog b = new ThreadLog(ring);
+        assertEquals(0, a.transition(1));
+        assertEquals("b sees what a wrote", 1, b.transition(2));
+        assertEquals("b wrote last", ThreadLog.SAME, b.transition(1));
+        assertEquals("a sees what b wrote last", 1, a.transition(0));
+        assertEquals(0, b.transition(7));
+        assertEquals(7, a.transition(0));
+        assertEquals(12, ring.getLong(ThreadLog.HEAD));
+        long[] expected = {1, 2, 1, 0, 7, 0};
+        for (int i = 0; i < expected.length; i++) {
+            assertEquals("context of entry " + i, expected[i], context(ring, i));
+            if (i > 0) {
+                assertTrue(time(ring, i - 1) <= time(ring, i));
+            }
+        }
+        assertEquals(6, a.transitions());
+        assertEquals(6, b.transitions());
     }
 }
