@@ -116,12 +116,32 @@ fn generate_jvmti(jdk: &Path, out: &Path) {
     for t in jni_types {
         builder = builder.blocklist_type(t);
     }
-    let bindings = builder.generate().unwrap_or_else(|e| {
-        fail(&format!(
+    // Without libclang, bindgen panics (with a backtrace) instead of returning an error: catch
+    // it, quietly, and say what to install.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let generated =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || builder.generate()));
+    std::panic::set_hook(default_hook);
+    let bindings = match generated {
+        Ok(Ok(b)) => b,
+        Ok(Err(e)) => fail(&format!(
             "bindgen could not process {} ({e}); it needs libclang: `apt-get install libclang-dev`",
             header.display()
-        ))
-    });
+        )),
+        Err(panic) => {
+            let why = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("bindgen panicked");
+            let first = why.lines().next().unwrap_or(why);
+            fail(&format!(
+                "bindgen cannot run ({first}): install libclang (`apt-get install \
+                 libclang-dev`) or set LIBCLANG_PATH to the directory holding libclang.so"
+            ))
+        }
+    };
     bindings
         .write_to_file(out.join("jvmti_bindings.rs"))
         .unwrap_or_else(|e| fail(&format!("cannot write bindings: {e}")));

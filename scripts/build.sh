@@ -4,10 +4,18 @@
 #   target/release/libjfrctx.so     the JVMTI agent (-agentpath:...)
 #   target/release/jfrctx-report    the JSON-lines report tool
 #   target/jfrctx.jar               the facade (dev.jfrctx), javac --release 17
+#   target/jfrctx-sources.jar       its sources
+#   ~/.m2/repository/dev/jfrctx/jfrctx/VERSION/   the facade as the Maven artifact
+#                                   dev.jfrctx:jfrctx:VERSION (VERSION from Cargo.toml), with its
+#                                   pom and sources jar, for Maven and Gradle (mavenLocal()) builds
 #
 # The facade is compiled with JDK 17's javac: $JFRCTX_JDK17, else $JAVA_HOME, else `javac` on
-# PATH. Does not install anything: run scripts/jdks.sh first on a fresh machine (scripts/test.sh
-# and scripts/demo.sh do).
+# PATH. The Maven install uses `mvn -o install:install-file` (offline: never the network); when
+# Maven has not cached its install plugin yet, the same files are written into
+# ~/.m2/repository directly; without mvn one line says so and the build still succeeds.
+# Does not install anything else: run scripts/jdks.sh first on a fresh machine (scripts/test.sh
+# and scripts/demo.sh do). Without libclang (bindgen needs it for the JVMTI headers) it stops
+# before cargo with one line saying what to install.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,6 +40,33 @@ jar="${jdk_bin}jar"
 
 # ---- Rust: agent cdylib + report tool ------------------------------------------------------
 command -v cargo >/dev/null 2>&1 || die "cargo not found on PATH"
+
+# bindgen loads libclang at build time and panics with a backtrace when it is missing; look
+# where clang-sys looks (LIBCLANG_PATH, llvm-config, the linker cache, the usual directories).
+have_libclang() {
+    local d ldconfig
+    in_dir() { compgen -G "$1/libclang.so*" >/dev/null || compgen -G "$1/libclang-[0-9]*.so*" >/dev/null; }
+    if [ -n "${LIBCLANG_PATH:-}" ]; then
+        in_dir "$LIBCLANG_PATH" && return 0
+        [ -f "$LIBCLANG_PATH" ] && return 0
+    fi
+    if command -v llvm-config >/dev/null 2>&1; then
+        d="$(llvm-config --libdir 2>/dev/null)"
+        [ -n "$d" ] && in_dir "$d" && return 0
+    fi
+    for ldconfig in ldconfig /sbin/ldconfig /usr/sbin/ldconfig; do
+        if command -v "$ldconfig" >/dev/null 2>&1; then
+            "$ldconfig" -p 2>/dev/null | grep -q 'libclang[-.0-9]*\.so' && return 0
+            break
+        fi
+    done
+    for d in /usr/lib/llvm-*/lib /usr/lib64/llvm /usr/lib/x86_64-linux-gnu \
+        /usr/lib/aarch64-linux-gnu /usr/lib /usr/lib64 /usr/local/lib; do
+        in_dir "$d" && return 0
+    done
+    return 1
+}
+have_libclang || die "libclang not found (bindgen needs it to read the JVMTI headers): apt-get install libclang-dev, or set LIBCLANG_PATH to the directory holding libclang.so"
 cargo build --release --quiet || die "cargo build --release failed"
 for f in target/release/libjfrctx.so target/release/jfrctx-report; do
     [ -f "$f" ] || die "cargo build did not produce $f"
@@ -51,3 +86,58 @@ mkdir -p "$classes"
 rm -f target/jfrctx.jar.tmp
 "$jar" --create --file target/jfrctx.jar.tmp -C "$classes" . || die "jar failed"
 mv -f target/jfrctx.jar.tmp target/jfrctx.jar
+rm -f target/jfrctx-sources.jar
+"$jar" --create --file target/jfrctx-sources.jar -C "$src" . || die "jar failed (sources)"
+
+# ---- the facade in the local Maven repository: dev.jfrctx:jfrctx:VERSION --------------------
+version="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"
+[ -n "$version" ] || die "no version in Cargo.toml"
+cat >target/jfrctx.pom <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0"
+         xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
+         xsi:schemaLocation="http://maven.apache.org/POM/4.0.0 https://maven.apache.org/xsd/maven-4.0.0.xsd">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>dev.jfrctx</groupId>
+  <artifactId>jfrctx</artifactId>
+  <version>$version</version>
+  <packaging>jar</packaging>
+  <name>jfrctx facade</name>
+  <description>The RecordingContext API (draft JEP) for the jfrctx JVMTI agent; a no-op without the agent</description>
+  <licenses>
+    <license><name>Apache-2.0</name></license>
+  </licenses>
+</project>
+EOF
+if ! command -v mvn >/dev/null 2>&1; then
+    echo "build.sh: mvn not found: dev.jfrctx:jfrctx:$version is not installed into the local Maven repository (apt-get install maven); target/jfrctx.jar is built" >&2
+    exit 0
+fi
+mvn_env=()
+[ -n "$jdk_bin" ] && mvn_env=(env "JAVA_HOME=${jdk_bin%/bin/}")
+if ! "${mvn_env[@]}" mvn -B -q -o install:install-file -Dfile=target/jfrctx.jar \
+    -DpomFile=target/jfrctx.pom -Dsources=target/jfrctx-sources.jar >target/mvn-install.log 2>&1; then
+    # Offline, and Maven has not cached its install plugin yet: lay the artifact out as
+    # install:install-file does (default local repository).
+    repo="$HOME/.m2/repository"
+    dir="$repo/dev/jfrctx/jfrctx/$version"
+    mkdir -p "$dir" \
+        && cp target/jfrctx.jar "$dir/jfrctx-$version.jar" \
+        && cp target/jfrctx.pom "$dir/jfrctx-$version.pom" \
+        && cp target/jfrctx-sources.jar "$dir/jfrctx-$version-sources.jar" \
+        || die "cannot write dev.jfrctx:jfrctx:$version into $dir"
+    cat >"$repo/dev/jfrctx/jfrctx/maven-metadata-local.xml" <<EOF
+<?xml version="1.0" encoding="UTF-8"?>
+<metadata>
+  <groupId>dev.jfrctx</groupId>
+  <artifactId>jfrctx</artifactId>
+  <versioning>
+    <release>$version</release>
+    <versions>
+      <version>$version</version>
+    </versions>
+    <lastUpdated>$(date -u +%Y%m%d%H%M%S)</lastUpdated>
+  </versioning>
+</metadata>
+EOF
+fi

@@ -429,7 +429,20 @@ pub fn spawn_java(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> Jvm {
-    let classes = classes();
+    spawn_java_cp(java, classes().as_os_str(), jvm_args, main_class, args, env)
+}
+
+/// Like [`spawn_java`] with `classpath` (e.g. `a.jar:dir`) instead of `target/it-classes`: for
+/// a JVM whose class path must not hold the facade (an application server that gets it from a
+/// web application).
+pub fn spawn_java_cp(
+    java: &Path,
+    classpath: &std::ffi::OsStr,
+    jvm_args: &[String],
+    main_class: &str,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Jvm {
     let mut cmd = Command::new(java);
     if !jvm_args.iter().any(|a| a == XCHECK_JNI) {
         cmd.arg(XCHECK_JNI);
@@ -446,7 +459,7 @@ pub fn spawn_java(
     let jvm_args: Vec<&String> = jvm_args.iter().filter(|a| *a != AS_IS_FRAMES).collect();
     cmd.args(jvm_args)
         .arg("-cp")
-        .arg(&classes)
+        .arg(classpath)
         .arg(main_class)
         .args(args)
         .current_dir(root())
