@@ -10,7 +10,7 @@
 //! two it keeps its pace (hysteresis: a steady rate does not make it oscillate).
 
 /// Shortest sleep between two rounds.
-pub const MIN_SLEEP_NS: i64 = 1_000_000;
+pub const MIN_SLEEP_NS: i64 = 250_000;
 /// Above this fill (of the fullest ring, at the last drain) the next round comes sooner.
 pub const BUSY_FILL: f64 = 0.25;
 /// Fill the shortened interval aims at.
@@ -70,7 +70,10 @@ mod tests {
         assert_eq!(next_sleep_ns(10 * MS, 10 * MS, 0, 1e9), MIN_SLEEP_NS);
         assert_eq!(next_sleep_ns(10 * MS, 80 * MS, 10 * MS, 0.0), 10 * MS);
         // A configured interval below the minimum is kept as the floor too.
-        assert_eq!(next_sleep_ns(MS / 2, MS / 2, MS / 2, 5.0), MS / 2);
+        assert_eq!(
+            next_sleep_ns(MIN_SLEEP_NS / 2, MIN_SLEEP_NS / 2, MIN_SLEEP_NS / 2, 5.0),
+            MIN_SLEEP_NS / 2
+        );
         assert_eq!(next_sleep_ns(0, 0, 0, 5.0), 1);
     }
 
@@ -90,13 +93,21 @@ mod tests {
 
     #[test]
     fn relaxes_back_by_doubling_when_quiet() {
-        let mut sleep = MIN_SLEEP_NS;
+        let mut sleep = MS;
         let mut steps = Vec::new();
         while sleep < 10 * MS {
             sleep = next_sleep_ns(10 * MS, sleep, sleep, 0.01);
             steps.push(sleep / MS);
         }
         assert_eq!(steps, vec![2, 4, 8, 10]);
+        // From the floor: 0.25 → 0.5 → 1 → 2 → 4 → 8 → 10 ms.
+        let mut sleep = MIN_SLEEP_NS;
+        let mut rounds = 0;
+        while sleep < 10 * MS {
+            sleep = next_sleep_ns(10 * MS, sleep, sleep, 0.01);
+            rounds += 1;
+        }
+        assert_eq!(rounds, 6);
     }
 
     #[test]

@@ -15,8 +15,10 @@ use std::cell::Cell;
 use crate::context::ring::Transition;
 use crate::model::{ContextId, UnknownReason, EMPTY_CONTEXT};
 
-/// Default bound on retained points per thread (4 MiB).
-pub const DEFAULT_MAX_POINTS: usize = 1 << 18;
+/// Default bound on retained points per thread (32 MiB at 16 B a point): 2 s of history for a
+/// thread switching 1 M times a second, so that samples JFR delivers about a second late still
+/// find theirs. Memory grows to it only for threads that switch that often.
+pub const DEFAULT_MAX_POINTS: usize = 1 << 21;
 const MIN_MAX_POINTS: usize = 2;
 /// Dead prefix length from which the arrays are compacted (when it is also half of them).
 const COMPACT_FROM: usize = 64;
