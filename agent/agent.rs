@@ -410,7 +410,9 @@ impl Core {
                 continue;
             };
             let t = cal.to_nanos(s.start_ticks);
-            let decision = if last {
+            let decision = if crate::carrier::in_carrier_transition(&s) {
+                Decision::Unknown(UnknownReason::CarrierTransition)
+            } else if last {
                 self.joiner.decide_final(s.thread.id, t)
             } else {
                 self.joiner.decide(s.thread.id, t)

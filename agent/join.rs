@@ -19,7 +19,7 @@
 //! which a store is issued but not yet visible to us (store buffers); samples later than
 //! `now - safety` are deferred to a later round.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
@@ -31,6 +31,8 @@ use crate::model::{ContextId, UnknownReason, EMPTY_CONTEXT};
 pub const DEFAULT_SAFETY_NS: i64 = 1_000_000;
 /// Releases of not (yet) added handles remembered at most.
 const MAX_EARLY_RELEASES: usize = 4096;
+/// Ranges of forgotten thread ids remembered at most (see [`Forgotten`]).
+const MAX_FORGOTTEN_RANGES: usize = 1 << 16;
 
 /// Outcome of joining one sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,6 +92,51 @@ impl Hasher for IdHasher {
 
 type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 
+/// Ids of threads whose state `prune` dropped (released, all their samples older than the
+/// retention), as inclusive ranges `start → end`. A thread absent from the map is known to have
+/// had no context only if it is not in here. Bounded: past [`MAX_FORGOTTEN_RANGES`] the two
+/// lowest ranges merge, so the ids between them count as forgotten too (their samples become
+/// unknown, never a guess). Java thread ids are never reused, and virtual threads get
+/// consecutive ones, so a few ranges usually cover many threads.
+#[derive(Debug, Default)]
+struct Forgotten {
+    ranges: BTreeMap<u64, u64>,
+}
+
+impl Forgotten {
+    fn contains(&self, tid: u64) -> bool {
+        self.ranges
+            .range(..=tid)
+            .next_back()
+            .is_some_and(|(_, &end)| tid <= end)
+    }
+
+    fn insert(&mut self, tid: u64) {
+        if self.contains(tid) {
+            return;
+        }
+        let below = self
+            .ranges
+            .range(..tid)
+            .next_back()
+            .filter(|(_, &end)| end.checked_add(1) == Some(tid))
+            .map(|(&start, _)| start);
+        let above = tid
+            .checked_add(1)
+            .and_then(|next| self.ranges.remove(&next).map(|end| (next, end)));
+        let start = below.unwrap_or(tid);
+        let end = above.map_or(tid, |(_, end)| end);
+        self.ranges.insert(start, end);
+        if self.ranges.len() > MAX_FORGOTTEN_RANGES {
+            if let (Some((s1, _)), Some((_, e2))) =
+                (self.ranges.pop_first(), self.ranges.pop_first())
+            {
+                self.ranges.insert(s1, e2);
+            }
+        }
+    }
+}
+
 #[derive(Debug)]
 struct ThreadState {
     history: History,
@@ -125,6 +172,8 @@ pub struct Joiner {
     safety_ns: i64,
     history_limit: usize,
     threads: IdMap<ThreadState>,
+    /// Threads dropped by `prune`: not "never registered".
+    forgotten: Forgotten,
     /// Ring handle → thread id, for `release_ring`.
     handles: IdMap<u64>,
     /// Highest handle added so far: handles are issued in increasing order, so a release of a
@@ -172,7 +221,8 @@ fn apply(
 }
 
 impl Joiner {
-    /// `retention_ns`: how far behind the watermark samples are still answered; `safety_ns`
+    /// `retention_ns`: how much history is kept behind the watermark (older samples are
+    /// answered only where what is kept proves the answer); `safety_ns`
     /// (usually `DEFAULT_SAFETY_NS`): how far behind it they must be to be answered. Negative
     /// values count as 0.
     pub fn new(retention_ns: i64, safety_ns: i64) -> Joiner {
@@ -181,6 +231,7 @@ impl Joiner {
             safety_ns: safety_ns.max(0),
             history_limit: DEFAULT_MAX_POINTS,
             threads: IdMap::default(),
+            forgotten: Forgotten::default(),
             handles: IdMap::default(),
             max_handle: 0,
             early_releases: IdMap::default(),
@@ -335,13 +386,15 @@ impl Joiner {
         let Some(w) = self.watermark else {
             return Decision::Defer;
         };
-        if time_ns < w.saturating_sub(self.retention_ns) {
-            return Decision::Unknown(UnknownReason::HistoryExpired);
-        }
         if time_ns > w.saturating_sub(self.safety_ns) {
             return Decision::Defer;
         }
+        // Older than the retention: still answered where what is kept proves the answer (the
+        // history keeps the point in force at its cut; see `History::lookup`).
         let Some(state) = self.threads.get(&tid) else {
+            if self.forgotten.contains(tid) {
+                return Decision::Unknown(UnknownReason::HistoryExpired);
+            }
             // Never registered before the watermark: never installed a context.
             return Decision::Context(EMPTY_CONTEXT);
         };
@@ -376,9 +429,11 @@ impl Joiner {
         // Never beyond the watermark: `decide` expires samples relative to it.
         let keep_from = now_ns.min(w).saturating_sub(self.retention_ns);
         let safety = self.safety_ns;
-        self.threads.retain(|_, state| {
+        let forgotten = &mut self.forgotten;
+        self.threads.retain(|&tid, state| {
             if let Some(released) = state.released_at {
                 if released.saturating_add(safety) < keep_from {
+                    forgotten.insert(tid);
                     return false;
                 }
             }

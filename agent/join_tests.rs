@@ -96,12 +96,70 @@ fn expired_samples() {
     let mut j = joiner();
     let mut p = producer(&mut j, 1, 16);
     p.push(100, 5);
+    p.push(500, EMPTY_CONTEXT);
+    p.push(800, 6);
     j.drain(RETENTION + 1_000);
-    assert_eq!(j.decide(Some(1), 999), Unknown(HistoryExpired));
-    assert_eq!(j.decide(Some(1), 1_000), Context(5));
+    // Older than the retention, not yet pruned: the history still proves every answer.
+    assert_eq!(j.decide(Some(1), 50), Context(EMPTY_CONTEXT));
+    assert_eq!(j.decide(Some(1), 400), Context(5));
+    assert_eq!(j.decide(Some(1), 999), Context(6));
     j.prune(RETENTION + 1_000);
-    assert_eq!(j.decide(Some(1), 1_000), Context(5));
-    assert_eq!(j.decide(Some(7), 999), Unknown(HistoryExpired));
+    // The cut (1_000) keeps the point in force there (800): exact from 800 on.
+    assert_eq!(j.decide(Some(1), 1_000), Context(6));
+    assert_eq!(j.decide(Some(1), 800), Context(6));
+    assert_eq!(j.decide(Some(1), 799), Unknown(HistoryExpired));
+    assert_eq!(j.decide(Some(1), 50), Unknown(HistoryExpired));
+    // A thread that never registered had no context, however old the sample.
+    assert_eq!(j.decide(Some(7), 999), Context(EMPTY_CONTEXT));
+    assert_eq!(j.decide(Some(7), i64::MIN), Context(EMPTY_CONTEXT));
+}
+
+#[test]
+fn long_wait_on_a_thread_without_context_is_known_after_pruning() {
+    // Thread 2 closed its only context at 200 and then waited; thread 3 never had one. A wait
+    // event starting at 300 arrives long after the retention moved past it.
+    let mut j = joiner();
+    let mut p = producer(&mut j, 2, 16);
+    p.push(100, 5);
+    p.push(200, EMPTY_CONTEXT);
+    for k in 1..=5 {
+        let now = k * RETENTION;
+        j.drain(now);
+        j.prune(now);
+    }
+    assert_eq!(j.decide(Some(2), 300), Context(EMPTY_CONTEXT));
+    assert_eq!(j.decide(Some(3), 300), Context(EMPTY_CONTEXT));
+    // Inside the pruned context: unknown, never {}.
+    assert_eq!(j.decide(Some(2), 150), Unknown(HistoryExpired));
+}
+
+#[test]
+fn forgotten_threads_stay_unknown() {
+    let mut f = Forgotten::default();
+    for tid in [5, 7, 6, 10, 4, 12, 11] {
+        f.insert(tid);
+    }
+    assert_eq!(
+        f.ranges.iter().map(|(&a, &b)| (a, b)).collect::<Vec<_>>(),
+        vec![(4, 7), (10, 12)]
+    );
+    for tid in [4, 5, 6, 7, 10, 11, 12] {
+        assert!(f.contains(tid), "{tid}");
+    }
+    for tid in [0, 3, 8, 9, 13, u64::MAX] {
+        assert!(!f.contains(tid), "{tid}");
+    }
+    f.insert(u64::MAX);
+    f.insert(0);
+    assert!(f.contains(u64::MAX) && f.contains(0) && !f.contains(1));
+    // Bounded: past the limit the lowest ranges merge (more unknown, never a wrong {}).
+    let mut f = Forgotten::default();
+    for k in 0..=MAX_FORGOTTEN_RANGES as u64 {
+        f.insert(2 * k);
+    }
+    assert_eq!(f.ranges.len(), MAX_FORGOTTEN_RANGES);
+    assert!(f.contains(0) && f.contains(1) && f.contains(2));
+    assert!(!f.contains(5) && f.contains(2 * MAX_FORGOTTEN_RANGES as u64));
 }
 
 #[test]
@@ -187,7 +245,9 @@ fn released_thread_is_answered_within_retention_then_forgotten() {
     let later = 300 + RETENTION;
     j.drain(later);
     j.prune(later);
-    assert_eq!(j.decide(Some(1), 250), Unknown(HistoryExpired));
+    // The point in force at the cut (4 from 200) is kept with its time: still exact.
+    assert_eq!(j.decide(Some(1), 250), Context(4));
+    assert_eq!(j.decide(Some(1), 150), Unknown(HistoryExpired));
     assert_eq!(
         j.decide(Some(1), later - RETENTION),
         Context(4),
@@ -197,7 +257,12 @@ fn released_thread_is_answered_within_retention_then_forgotten() {
     j.drain(much_later);
     j.prune(much_later);
     assert_eq!(j.counters().threads_released, 0);
+    // Forgotten: not "never registered", so never {}.
     assert_eq!(j.decide(Some(1), 250), Unknown(HistoryExpired));
+    assert_eq!(
+        j.decide(Some(1), much_later - RETENTION),
+        Unknown(HistoryExpired)
+    );
 }
 
 #[test]

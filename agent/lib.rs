@@ -5,6 +5,7 @@
 
 pub mod agent;
 pub mod batch;
+pub mod carrier;
 pub mod clock;
 pub mod config;
 pub mod context;

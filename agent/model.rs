@@ -60,6 +60,9 @@ pub struct RawSample {
     pub frames: Vec<Frame>,
     /// JFR truncated the stack at its depth limit.
     pub truncated: bool,
+    /// The thread is a carrier of the JDK's virtual-thread scheduler (a platform thread of the
+    /// `CarrierThreads` thread group); see `crate::carrier`.
+    pub carrier: bool,
 }
 
 /// Why a sample's context could not be decided. Never replaced by a guess.
@@ -77,16 +80,21 @@ pub enum UnknownReason {
     InFlight,
     /// The context id is no longer (or was never) known to the repository.
     ContextReleased,
+    /// JFR named a virtual thread's carrier as the sample's thread while the carrier ran that
+    /// virtual thread (mounted, mounting or unmounting): the context is the virtual thread's,
+    /// and the event does not say which virtual thread it was (see `crate::carrier`).
+    CarrierTransition,
 }
 
 impl UnknownReason {
-    pub const ALL: [UnknownReason; 6] = [
+    pub const ALL: [UnknownReason; 7] = [
         UnknownReason::NoThread,
         UnknownReason::NotCalibrated,
         UnknownReason::HistoryExpired,
         UnknownReason::LogOverflow,
         UnknownReason::InFlight,
         UnknownReason::ContextReleased,
+        UnknownReason::CarrierTransition,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -96,6 +104,7 @@ impl UnknownReason {
             UnknownReason::LogOverflow => "log_overflow",
             UnknownReason::InFlight => "in_flight",
             UnknownReason::ContextReleased => "context_released",
+            UnknownReason::CarrierTransition => "carrier_transition",
         }
     }
 }

@@ -372,6 +372,7 @@ fn batches(w: &World, threads: u64) -> (Decoder, Calibrator, Vec<u8>) {
             weight: 0,
             frames,
             truncated: false,
+            carrier: false,
         });
     }
     (decoder, cal, enc.take())

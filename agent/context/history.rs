@@ -99,7 +99,8 @@ pub struct History {
     states: Vec<u64>,
     /// Points before `start` are dead (pruned), kept until compaction.
     start: usize,
-    /// Lookups before this are `HistoryExpired`.
+    /// The latest prune cut or memory-bound eviction; lookups before the first live point
+    /// (whose time is at most this) are `HistoryExpired`.
     expired_before: i64,
     /// Time of the last transition pushed (after clamping), `None` before the first.
     last_transition_ns: Option<i64>,
@@ -317,20 +318,20 @@ impl History {
 
     /// The context in force at `t_ns`. Searches from where the previous lookup ended (cheap
     /// for lookups in about time order); answers exactly as [`History::lookup_binary_search`].
+    ///
+    /// Before the first retained point it is `HistoryExpired`. From that point's time on the
+    /// answer is exact, also before the last prune's cut: pruning keeps the point in force at
+    /// the cut with its own time, so a thread whose last transition before the cut was to EMPTY
+    /// (or that never had one: the initial point is EMPTY since the beginning of time) is known
+    /// to have had no context over that whole stretch.
     #[inline]
     pub fn lookup(&self, t_ns: i64) -> Result<ContextId, UnknownReason> {
-        if t_ns < self.expired_before {
-            return Err(UnknownReason::HistoryExpired);
-        }
         self.state_at(self.after_near(t_ns))
     }
 
     /// [`History::lookup`] by a plain binary search over the whole history, ignoring and not
     /// moving the cursor: the reference the cursor is tested and benchmarked against.
     pub fn lookup_binary_search(&self, t_ns: i64) -> Result<ContextId, UnknownReason> {
-        if t_ns < self.expired_before {
-            return Err(UnknownReason::HistoryExpired);
-        }
         self.state_at(self.after(t_ns))
     }
 
@@ -343,8 +344,8 @@ impl History {
     }
 
     /// Drops what is not needed for lookups at or after `keep_from_ns`: the point in force at
-    /// `keep_from_ns` is kept, so those lookups stay exact; earlier lookups become
-    /// `HistoryExpired`.
+    /// `keep_from_ns` is kept with its own time, so those lookups stay exact, and so do lookups
+    /// from that point's time on; earlier ones become `HistoryExpired`.
     pub fn prune(&mut self, keep_from_ns: i64) {
         if keep_from_ns <= self.expired_before {
             return;
@@ -372,7 +373,8 @@ impl History {
         self.last_transition_ns
     }
 
-    /// Lookups before this time are `HistoryExpired`.
+    /// The latest prune cut or eviction (lookups before the first retained point, at or before
+    /// it, are `HistoryExpired`).
     pub fn expired_before(&self) -> i64 {
         self.expired_before
     }

@@ -90,7 +90,8 @@ fn non_monotonic_before_the_retained_start() {
     let mut h = history(&[(100, 1), (200, 2)]);
     h.prune(150);
     assert!(!h.push(tr(50, 3)));
-    assert_eq!(h.lookup(149), Err(HistoryExpired));
+    assert_eq!(h.lookup(49), Err(HistoryExpired));
+    assert_eq!(h.lookup(149), Err(LogOverflow));
     assert_eq!(h.lookup(150), Err(LogOverflow));
     assert_eq!(h.lookup(200), Ok(3));
 }
@@ -157,14 +158,17 @@ fn prune_keeps_the_transition_in_force() {
     let mut h = history(&[(100, 1), (200, 2), (300, 3)]);
     h.prune(250);
     assert_eq!(h.len(), 1);
-    assert_eq!(h.lookup(249), Err(HistoryExpired));
+    // The point in force at the cut keeps its own time: exact from 200 on, before it unknown.
+    assert_eq!(h.lookup(199), Err(HistoryExpired));
+    assert_eq!(h.lookup(200), Ok(2));
+    assert_eq!(h.lookup(249), Ok(2));
     assert_eq!(h.lookup(250), Ok(2));
     assert_eq!(h.lookup(300), Ok(3));
     assert_eq!(h.expired_before(), 250);
     // Pruning backwards changes nothing.
     h.prune(100);
-    assert_eq!(h.lookup(249), Err(HistoryExpired));
-    assert_eq!(h.lookup(250), Ok(2));
+    assert_eq!(h.lookup(199), Err(HistoryExpired));
+    assert_eq!(h.lookup(249), Ok(2));
 }
 
 #[test]
@@ -187,11 +191,27 @@ fn prune_inside_a_lost_stretch_keeps_it_unknown() {
 }
 
 #[test]
-fn prune_a_fresh_history_keeps_empty() {
+fn prune_a_fresh_history_keeps_empty_since_the_beginning() {
+    // No transition ever: EMPTY over the whole past, however far the cut moved.
     let mut h = History::new();
     h.prune(1000);
-    assert_eq!(h.lookup(999), Err(HistoryExpired));
+    assert_eq!(h.lookup(i64::MIN), Ok(EMPTY_CONTEXT));
+    assert_eq!(h.lookup(999), Ok(EMPTY_CONTEXT));
     assert_eq!(h.lookup(1000), Ok(EMPTY_CONTEXT));
+}
+
+#[test]
+fn a_pruned_context_stays_unknown_and_the_empty_after_it_is_known() {
+    // A context from 100 to 200, then none: after a cut at 1000, the EMPTY from 200 on is
+    // proven, the stretch before it (where the context was) is not.
+    let mut h = history(&[(100, 5), (200, EMPTY_CONTEXT)]);
+    h.prune(1000);
+    assert_eq!(h.lookup(150), Err(HistoryExpired));
+    assert_eq!(h.lookup(199), Err(HistoryExpired));
+    assert_eq!(h.lookup(200), Ok(EMPTY_CONTEXT));
+    assert_eq!(h.lookup(999), Ok(EMPTY_CONTEXT));
+    assert_eq!(h.lookup_binary_search(150), Err(HistoryExpired));
+    assert_eq!(h.lookup_binary_search(999), Ok(EMPTY_CONTEXT));
 }
 
 #[test]

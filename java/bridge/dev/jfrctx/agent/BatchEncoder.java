@@ -13,6 +13,7 @@ import jdk.jfr.consumer.RecordedFrame;
 import jdk.jfr.consumer.RecordedMethod;
 import jdk.jfr.consumer.RecordedStackTrace;
 import jdk.jfr.consumer.RecordedThread;
+import jdk.jfr.consumer.RecordedThreadGroup;
 
 /**
  * Encodes streamed JFR events into the agent's batch format (see ARCHITECTURE.md, "Batch
@@ -26,6 +27,7 @@ final class BatchEncoder {
     static final byte TAG_END = 4;
     private static final int MAX_FRAMES = 0xFFFF;
     private static final int METHOD_CACHE_LIMIT = 200_000;
+    private static final String CARRIER_GROUP = "CarrierThreads";
 
     private ByteBuffer buf = ByteBuffer.allocateDirect(1 << 20).order(ByteOrder.LITTLE_ENDIAN);
     private final Map<String, Integer> strings = new HashMap<>();
@@ -171,6 +173,8 @@ final class BatchEncoder {
             nameId = string(name != null ? name : thread.getOSName());
             if (thread.hasField("virtual") && thread.getBoolean("virtual")) {
                 flags |= 1;
+            } else if (isCarrier(thread)) {
+                flags |= 4;
             }
         }
         RecordedStackTrace st = e.getStackTrace();
@@ -194,6 +198,15 @@ final class BatchEncoder {
         for (int i = 0; i < n; i++) {
             buf.putInt(ids[i]).putInt(frames.get(i).getLineNumber());
         }
+    }
+
+    /**
+     * A carrier of the JDK's virtual-thread scheduler: its platform threads
+     * ({@code jdk.internal.misc.CarrierThread}) are in the thread group {@code CarrierThreads}.
+     */
+    private static boolean isCarrier(RecordedThread thread) {
+        RecordedThreadGroup group = thread.getThreadGroup();
+        return group != null && CARRIER_GROUP.equals(group.getName());
     }
 
     void end(String message) {

@@ -122,7 +122,8 @@ public final class ContextualSample {
 
     /**
      * Returns why the context is unknown ({@code no_thread}, {@code not_calibrated},
-     * {@code history_expired}, {@code log_overflow}, {@code in_flight}, {@code context_released}),
+     * {@code history_expired}, {@code log_overflow}, {@code in_flight}, {@code context_released},
+     * {@code carrier_transition}),
      * or null when it is known.
      *
      * @return the reason, or null

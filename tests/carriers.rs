@@ -1,0 +1,264 @@
+//! Samples taken on the carrier of a virtual thread (JDK 21 and 25): `tests/java/gt/Carriers.java`
+//! runs 400 virtual threads `c-i` that yield, park, sleep inside `synchronized` (pinned on 21)
+//! and allocate, all inside {gt: vc, n: i} in the method `gt_vc`, and run `gt_none` without a
+//! context in between. The agent samples every 1 ms (`jdk.ExecutionSample`) and records
+//! allocation samples.
+//!
+//! JFR names the *carrier* as the sampled thread when the virtual thread's frames are on the
+//! stack but the thread identity is the carrier's: on JDK 21 `VirtualThread` switches the
+//! identity to the carrier around `scheduleUnpark`/`cancel` (`switchToCarrierThread`) and before
+//! it freezes or after it thaws. Such a sample must never get the carrier's context (`{}`): the
+//! agent gives it the virtual thread's context when it can prove it, else `unknown:
+//! carrier_transition`.
+//!
+//! Asserted, per JDK: 0 wrong samples among those whose stack holds `gt_vc` or `gt_none` (`gt_vc`:
+//! exactly {gt: vc, n: i} on thread `c-i`, never `{}`, and nothing known on another thread; `gt_none`:
+//! `{}`, or unknown); enough correct samples; the agent's summary matches the file. Printed: the
+//! carrier samples (platform thread, virtual thread's frames) and their verdicts.
+//!
+//! The `gt_*` methods are kept out of line (`-XX:CompileCommand=dontinline,gt.Carriers::gt_*`):
+//! HotSpot can credit a sample to the wrong one of several methods C2 inlined into one body,
+//! which would read as a wrong context (README, Limits).
+//!
+//! `cargo test --test carriers -- --nocapture` prints the figures.
+
+mod common;
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+const CLASS: &str = "gt.Carriers.";
+const SECONDS: &str = "6";
+const THREADS: &str = "400";
+const MIN_CORRECT: usize = 300;
+const DONTINLINE: &str = "-XX:CompileCommand=quiet,dontinline,gt.Carriers::gt_*";
+
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    Correct,
+    Unknown(String),
+    Wrong(String),
+}
+
+/// `i` of a thread named `c-i`.
+fn index(sample: &Value) -> Option<u64> {
+    sample["thread"]["name"]
+        .as_str()?
+        .strip_prefix("c-")?
+        .parse()
+        .ok()
+}
+
+/// The stack holds frames of a virtual thread's continuation although JFR named a platform
+/// thread.
+fn carrier_sample(sample: &Value) -> bool {
+    sample["thread"]["virtual"].as_bool() == Some(false)
+        && sample["stack"].as_array().is_some_and(|s| {
+            s.iter().any(|f| {
+                matches!(
+                    f["method"].as_str(),
+                    Some("java.lang.VirtualThread.run" | "jdk.internal.vm.Continuation.enter")
+                )
+            })
+        })
+}
+
+fn classify(sample: &Value, method: &str) -> Verdict {
+    let ctx = match sample.get("context") {
+        Some(Value::Object(ctx)) => ctx,
+        Some(Value::Null) => {
+            return match sample["unknown"].as_str() {
+                Some(r) if !r.is_empty() => Verdict::Unknown(r.to_string()),
+                _ => Verdict::Wrong("context null without a reason".into()),
+            }
+        }
+        other => return Verdict::Wrong(format!("bad context field {other:?}")),
+    };
+    let got: BTreeMap<&str, &str> = ctx
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or("?")))
+        .collect();
+    match (method, index(sample)) {
+        ("gt_vc", Some(i)) => {
+            let n = i.to_string();
+            if got == BTreeMap::from([("gt", "vc"), ("n", n.as_str())]) {
+                Verdict::Correct
+            } else {
+                Verdict::Wrong(format!("expected {{gt: vc, n: {i}}}, got {got:?}"))
+            }
+        }
+        ("gt_vc", None) => Verdict::Wrong(format!(
+            "gt_vc on thread {}: only unknown is right, got {got:?}",
+            sample["thread"]
+        )),
+        _ if got.is_empty() => Verdict::Correct,
+        _ => Verdict::Wrong(format!("expected {{}}, got {got:?}")),
+    }
+}
+
+fn carriers(jdk: u32) {
+    let _serial = common::serial();
+    let jsonl = common::out_file(&format!("carriers-{jdk}.jsonl"));
+    let options = format!(
+        "sink=jsonl:{},events=jdk.ExecutionSample#period=1ms+alloc",
+        jsonl.display()
+    );
+    let jvm_args = vec![DONTINLINE.to_string(), common::agent_arg(&options)];
+    let out = common::run_java_with(
+        jdk,
+        &jvm_args,
+        "gt.Carriers",
+        &[SECONDS, THREADS],
+        Duration::from_secs(120),
+    );
+    assert!(
+        out.status.success(),
+        "Carriers failed on JDK {jdk}:\n{}",
+        out.dump()
+    );
+    let work = common::summary_json(&out)
+        .unwrap_or_else(|| panic!("no JSON summary from the workload:\n{}", out.dump()));
+    let summary = out.agent_summary();
+    let samples = common::read_json_lines(&jsonl);
+    assert_eq!(
+        summary.received,
+        samples.len() as u64,
+        "agent summary vs {}",
+        jsonl.display()
+    );
+
+    let mut correct = 0usize;
+    let mut unknown: BTreeMap<String, usize> = BTreeMap::new();
+    let mut wrong = Vec::new();
+    let mut carrier: BTreeMap<String, usize> = BTreeMap::new();
+    let mut carrier_examples = Vec::new();
+    let mut no_thread = 0usize;
+    for s in &samples {
+        if s["thread"]["id"].is_null() {
+            no_thread += 1;
+        }
+        let is_carrier = carrier_sample(s);
+        let Some(method) = common::verdict::innermost(s, CLASS, "gt_") else {
+            if is_carrier {
+                *carrier
+                    .entry(format!("outside gt_*: {}", describe(s)))
+                    .or_default() += 1;
+            }
+            continue;
+        };
+        let v = classify(s, &method);
+        if is_carrier {
+            let short = match &v {
+                Verdict::Correct => "correct".to_string(),
+                Verdict::Unknown(r) => format!("unknown {r}"),
+                Verdict::Wrong(_) => "wrong".to_string(),
+            };
+            *carrier.entry(format!("{method}: {short}")).or_default() += 1;
+            if carrier_examples.len() < 3 {
+                carrier_examples.push(s.to_string());
+            }
+        }
+        match v {
+            Verdict::Correct => correct += 1,
+            Verdict::Unknown(r) => *unknown.entry(r).or_default() += 1,
+            Verdict::Wrong(why) => wrong.push(format!("{why}: {s}")),
+        }
+    }
+    println!(
+        "carriers JDK {jdk}: {} samples ({no_thread} without a thread); in gt_*: correct {correct}, \
+         unknown {unknown:?}, wrong {}; carrier samples {carrier:?}",
+        samples.len(),
+        wrong.len()
+    );
+    for e in &carrier_examples {
+        println!("    carrier sample: {e}");
+    }
+    println!("    workload: {work}");
+    assert!(
+        wrong.is_empty(),
+        "JDK {jdk}: {} wrong samples; first ones:\n  {}",
+        wrong.len(),
+        wrong
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n  ")
+    );
+    assert!(
+        correct >= MIN_CORRECT,
+        "JDK {jdk}: only {correct} correct samples (need {MIN_CORRECT}); unknown {unknown:?}"
+    );
+}
+
+/// Event and reason of a sample, for the printed tally.
+fn describe(s: &Value) -> String {
+    let ctx = if s["context"].is_null() {
+        format!("unknown {}", s["unknown"].as_str().unwrap_or("?"))
+    } else {
+        s["context"].to_string()
+    };
+    format!("{} {ctx}", s["event"].as_str().unwrap_or("?"))
+}
+
+#[test]
+fn classification() {
+    let s = |name: &str, virt: bool, ctx: Value, method: &str| {
+        serde_json::json!({"thread": {"id": 7, "name": name, "virtual": virt}, "context": ctx,
+            "stack": [{"method": format!("{CLASS}{method}"), "line": 1}]})
+    };
+    let vc = |n: &str| serde_json::json!({"gt": "vc", "n": n});
+    assert_eq!(
+        classify(&s("c-7", true, vc("7"), "gt_vc"), "gt_vc"),
+        Verdict::Correct
+    );
+    assert!(matches!(
+        classify(&s("c-7", true, vc("8"), "gt_vc"), "gt_vc"),
+        Verdict::Wrong(_)
+    ));
+    assert!(matches!(
+        classify(&s("c-7", true, serde_json::json!({}), "gt_vc"), "gt_vc"),
+        Verdict::Wrong(_)
+    ));
+    // On a carrier, gt_vc can only be unknown.
+    let mut on_carrier = s(
+        "ForkJoinPool-1-worker-1",
+        false,
+        serde_json::json!({}),
+        "gt_vc",
+    );
+    assert!(!carrier_sample(&on_carrier));
+    on_carrier["stack"]
+        .as_array_mut()
+        .unwrap()
+        .push(serde_json::json!({"method": "java.lang.VirtualThread.run", "line": -1}));
+    assert!(carrier_sample(&on_carrier));
+    assert!(matches!(classify(&on_carrier, "gt_vc"), Verdict::Wrong(_)));
+    let mut unknown = on_carrier.clone();
+    unknown["context"] = Value::Null;
+    unknown["unknown"] = "carrier_transition".into();
+    assert_eq!(
+        classify(&unknown, "gt_vc"),
+        Verdict::Unknown("carrier_transition".into())
+    );
+    assert_eq!(
+        classify(&s("c-7", true, serde_json::json!({}), "gt_none"), "gt_none"),
+        Verdict::Correct
+    );
+    assert!(matches!(
+        classify(&s("c-7", true, vc("7"), "gt_none"), "gt_none"),
+        Verdict::Wrong(_)
+    ));
+    assert!(!carrier_sample(&s("c-7", true, vc("7"), "gt_vc")));
+}
+
+#[test]
+fn carriers_jdk21() {
+    carriers(21);
+}
+
+#[test]
+fn carriers_jdk25() {
+    carriers(25);
+}
