@@ -27,7 +27,8 @@ import jdk.jfr.RecordingState;
  * runs. A {@link FlightRecorderListener} sees every start and stop as it happens; the stream
  * thread also polls {@link FlightRecorder#getRecordings()} at each flush, which catches settings
  * changed on a running recording (their change is dated at the poll). The period of one sample
- * is the combination over the segments covering its start time. Thread-safe.
+ * is the combination over the segments covering its start time. Thread-safe; this object's lock
+ * is never held while calling into JFR (see {@link #recordingStateChanged}).
  */
 final class SamplingPeriods implements FlightRecorderListener {
     /** The period-driven sampling events, by index. */
@@ -47,7 +48,13 @@ final class SamplingPeriods implements FlightRecorderListener {
         }
     }
 
+    /** The shortest time between two polls (start and stop are seen by the listener at once). */
+    private static final long POLL_NANOS = 250_000_000L;
+
     private final Map<Long, List<Segment>> recordings = new HashMap<>();
+    /** Poll pacing; only the stream thread polls. */
+    private boolean polled;
+    private long lastPoll;
 
     /** Index of {@code name} in {@link #EVENTS}, or -1. */
     static int indexOf(String name) {
@@ -76,56 +83,94 @@ final class SamplingPeriods implements FlightRecorderListener {
         return Math.max(1, min / 1_000_000) * 1_000_000;
     }
 
+    /** What one recording says now, read without holding this object's lock. */
+    private static final class Snapshot {
+        final long id;
+        final RecordingState state;
+        final Instant start;
+        final Instant stop;
+        final long[] periods;
+
+        Snapshot(Recording r) {
+            id = r.getId();
+            state = r.getState();
+            start = r.getStartTime();
+            stop = r.getStopTime();
+            periods = state == RecordingState.RUNNING ? periods(r.getSettings()) : null;
+        }
+    }
+
+    /**
+     * Called by JFR on the thread that starts or stops a recording, possibly while it holds
+     * JFR's recorder lock (JFR's shutdown hook stops recordings that way). So JFR is read first
+     * and this object's lock is taken only for the bookkeeping: never the other way round, which
+     * would deadlock against {@link #poll()}.
+     */
     @Override
     public void recordingStateChanged(Recording r) {
         try {
-            update(r, nowNanos());
+            Snapshot s = new Snapshot(r);
+            synchronized (this) {
+                update(s, nowNanos());
+            }
         } catch (RuntimeException e) {
             // A recording closed meanwhile: the next poll catches up.
         }
     }
 
-    /** Reads every recording's state and settings (the stream thread, at start and each flush). */
-    synchronized void poll() {
-        long now = nowNanos();
-        Set<Long> present = new HashSet<>();
-        for (Recording r : FlightRecorder.getFlightRecorder().getRecordings()) {
-            present.add(r.getId());
-            update(r, now);
+    /**
+     * Reads every recording's state and settings (the stream thread, at start and at flushes, at
+     * most every {@link #POLL_NANOS}). JFR is read before this object's lock is taken.
+     */
+    void poll() {
+        long tick = System.nanoTime();
+        if (polled && tick - lastPoll < POLL_NANOS) {
+            return;
         }
-        for (Iterator<Map.Entry<Long, List<Segment>>> it = recordings.entrySet().iterator(); it.hasNext();) {
-            Map.Entry<Long, List<Segment>> e = it.next();
-            List<Segment> segments = e.getValue();
-            Segment last = segments.get(segments.size() - 1);
-            if (!present.contains(e.getKey()) && last.to == Long.MAX_VALUE) {
-                last.to = now; // closed without a notification we saw
+        polled = true;
+        lastPoll = tick;
+        List<Snapshot> all = new ArrayList<>();
+        for (Recording r : FlightRecorder.getFlightRecorder().getRecordings()) {
+            all.add(new Snapshot(r));
+        }
+        long now = nowNanos();
+        synchronized (this) {
+            Set<Long> present = new HashSet<>();
+            for (Snapshot s : all) {
+                present.add(s.id);
+                update(s, now);
             }
-            segments.removeIf(s -> s.to < now - KEEP_NANOS);
-            if (segments.isEmpty()) {
-                it.remove();
+            for (Iterator<Map.Entry<Long, List<Segment>>> it = recordings.entrySet().iterator(); it.hasNext();) {
+                Map.Entry<Long, List<Segment>> e = it.next();
+                List<Segment> segments = e.getValue();
+                Segment last = segments.get(segments.size() - 1);
+                if (!present.contains(e.getKey()) && last.to == Long.MAX_VALUE) {
+                    last.to = now; // closed without a notification we saw
+                }
+                segments.removeIf(seg -> seg.to < now - KEEP_NANOS);
+                if (segments.isEmpty()) {
+                    it.remove();
+                }
             }
         }
     }
 
-    private synchronized void update(Recording r, long now) {
-        RecordingState state = r.getState();
-        List<Segment> segments = recordings.get(r.getId());
+    /** Applies one recording's state; the caller holds this object's lock. */
+    private void update(Snapshot r, long now) {
+        List<Segment> segments = recordings.get(r.id);
         Segment last = segments == null ? null : segments.get(segments.size() - 1);
-        if (state == RecordingState.RUNNING) {
-            long[] periods = periods(r.getSettings());
+        if (r.state == RecordingState.RUNNING) {
             if (last == null) {
-                Instant start = r.getStartTime();
                 segments = new ArrayList<>(2);
-                segments.add(new Segment(start != null ? epochNanos(start) : now, periods));
-                recordings.put(r.getId(), segments);
-            } else if (last.to == Long.MAX_VALUE && !java.util.Arrays.equals(last.periods, periods)) {
+                segments.add(new Segment(r.start != null ? epochNanos(r.start) : now, r.periods));
+                recordings.put(r.id, segments);
+            } else if (last.to == Long.MAX_VALUE && !java.util.Arrays.equals(last.periods, r.periods)) {
                 last.to = now;
-                segments.add(new Segment(now, periods));
+                segments.add(new Segment(now, r.periods));
             }
-        } else if ((state == RecordingState.STOPPED || state == RecordingState.CLOSED)
+        } else if ((r.state == RecordingState.STOPPED || r.state == RecordingState.CLOSED)
                 && last != null && last.to == Long.MAX_VALUE) {
-            Instant stop = r.getStopTime();
-            last.to = stop != null ? Math.min(epochNanos(stop), now) : now;
+            last.to = r.stop != null ? Math.min(epochNanos(r.stop), now) : now;
         }
     }
 
