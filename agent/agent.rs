@@ -78,6 +78,8 @@ struct Core {
     listener: ListenerSink,
     /// The push sink's figures for the summary (`push=`; the sink itself is in `sinks`).
     push: Option<crate::sink::push::PushHandle>,
+    /// How samples are valued: the CPU periods in the summary come from it.
+    values: crate::value::ValuePlan,
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
@@ -149,6 +151,7 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), String> {
         batch_errors: 0,
         listener: ListenerSink::new(&listener::HUB),
         push,
+        values: config.sink_options.values.clone(),
     };
     let agent = Agent {
         repo: Mutex::new(Repository::new(config.retention_ns)),
@@ -186,6 +189,7 @@ pub fn on_vm_init(env: &mut Env<'_>, fns: &NativeFns) -> Result<(), String> {
         &a.config.events,
         a.config.period_ns,
         a.config.throttle.as_deref(),
+        a.config.cpu_sampler,
     );
     if let Err(msg) = stream::start(env, &events, fns) {
         a.core.lock().stream_problem = Some(msg.clone());
@@ -199,7 +203,9 @@ pub fn on_vm_init(env: &mut Env<'_>, fns: &NativeFns) -> Result<(), String> {
     for w in stream::warnings(env) {
         crate::warn!("{w}");
     }
-    crate::info!("recording started ({})", stream::enabled_events(env));
+    let enabled = stream::enabled_events(env);
+    crate::info!("recording started ({enabled})");
+    a.core.lock().counters.cpu_sampler = crate::events::cpu_sampler_in_use(&enabled);
     if let crate::events::Latency::Live { interval_ns } = a.config.latency {
         match stream::start_live(env, (interval_ns / 1_000_000).max(1)) {
             Ok(()) => {
@@ -242,6 +248,11 @@ pub fn on_vm_death(env: &mut Env<'_>) -> Result<(), String> {
         if let Some(problem) = stream::stop(env, STOP_TIMEOUT_MS) {
             crate::warn!("stopping the JFR stream: {problem}");
         }
+        let (skipped, by_type) = stream::skipped_events(env);
+        if skipped > 0 {
+            crate::info!("events of other recordings not selected by events=: {by_type}");
+        }
+        a.core.lock().counters.not_selected = skipped;
     }
     shutdown(a);
     Ok(())
@@ -433,6 +444,9 @@ impl Core {
 
     fn emit(&mut self, s: ContextualSample, filter: Option<&Filter>) {
         self.counters.add(&s);
+        if let (crate::value::ValueKind::CpuNanos, ns) = self.values.value(&s) {
+            self.counters.add_cpu_period(ns);
+        }
         if filter.is_some_and(|f| !f.accepts(&s)) {
             self.counters.filtered += 1;
             return;

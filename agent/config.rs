@@ -22,7 +22,7 @@ use crate::sink::{parse_cardinality, parse_keys};
 pub use crate::sink::{Policy, SinkOptions};
 
 /// Option keys, in the order shown in error messages.
-pub const KNOWN_KEYS: [&str; 19] = [
+pub const KNOWN_KEYS: [&str; 20] = [
     "sink",
     "period",
     "log",
@@ -42,6 +42,7 @@ pub const KNOWN_KEYS: [&str; 19] = [
     "push",
     "push_app",
     "push_labels",
+    "cpu_sampler",
 ];
 
 /// Where no `sink` is given: JSON lines into the working directory, one file per process.
@@ -82,6 +83,8 @@ pub struct Config {
     pub events: crate::events::EventSelection,
     /// `jdk.CPUTimeSample` throttle as a JFR setting value (`throttle=`; default: the period).
     pub throttle: Option<String>,
+    /// The `cpu` preset's event (`cpu_sampler=execution|cputime`, default `execution`).
+    pub cpu_sampler: crate::events::CpuSampler,
     /// Sample → sink delivery (`latency=default|live|live:DURATION`).
     pub latency: crate::events::Latency,
     /// `filter=`: the initial `RecordingContextFilter` (`None`: every sample passes).
@@ -107,6 +110,7 @@ impl Default for Config {
             sink_options: SinkOptions::default(),
             events: crate::events::EventSelection::default(),
             throttle: None,
+            cpu_sampler: crate::events::CpuSampler::default(),
             latency: crate::events::Latency::Default,
             filter: None,
             push: crate::sink::push::spec::PushSpec::default(),
@@ -418,8 +422,18 @@ pub fn parse_with(
         &config.events,
         config.period_ns,
         config.throttle.as_deref(),
+        config.cpu_sampler,
         cpus,
     );
+    if config.throttle.is_some() && config.cpu_sampler != crate::events::CpuSampler::CpuTime {
+        return Err(ConfigError::BadValue {
+            key: "throttle",
+            value: config.throttle.clone().unwrap_or_default(),
+            why: "throttle sets jdk.CPUTimeSample, which the cpu preset records only with \
+                  cpu_sampler=cputime (the default, execution, samples at period=)"
+                .into(),
+        });
+    }
     for spec in &mut config.sinks {
         let rotates = config.sink_options.interval_ns.is_some() && spec.format != SinkFormat::Jsonl;
         if rotates && spec.target == Output::Stdout {
@@ -496,6 +510,7 @@ struct Layer {
     svg_key: Option<String>,
     events: Option<crate::events::EventSelection>,
     throttle: Option<String>,
+    cpu_sampler: Option<crate::events::CpuSampler>,
     latency: Option<crate::events::Latency>,
     filter: Option<Option<crate::filter::Filter>>,
     push: Option<crate::sink::push::spec::Url>,
@@ -595,6 +610,11 @@ impl Layer {
                     .map_err(|why| bad_value(key, value, why))?;
                 once(&mut self.throttle, "throttle", v)?
             }
+            "cpu_sampler" => {
+                let v = crate::events::CpuSampler::parse(value)
+                    .map_err(|why| bad_value(key, value, why))?;
+                once(&mut self.cpu_sampler, "cpu_sampler", v)?
+            }
             "latency" => {
                 let v = crate::events::Latency::parse(value)
                     .map_err(|why| bad_value(key, value, why))?;
@@ -662,6 +682,9 @@ impl Layer {
         }
         if let Some(v) = self.throttle {
             config.throttle = Some(v);
+        }
+        if let Some(v) = self.cpu_sampler {
+            config.cpu_sampler = v;
         }
         if let Some(v) = self.latency {
             config.latency = v;

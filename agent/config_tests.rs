@@ -146,7 +146,7 @@ fn unknown_option_lists_known_ones() {
         err("perod=10ms"),
         "unknown option 'perod' (known: sink, period, log, config, ring, retention, drain, \
          stack_depth, interval, cardinality, collapsed_keys, svg_key, events, throttle, latency, \
-         filter, push, push_app, push_labels)"
+         filter, push, push_app, push_labels, cpu_sampler)"
     );
 }
 
@@ -267,7 +267,7 @@ fn config_file_errors() {
         with_files("config=/x", &[("/x", "colour=red\n")]).unwrap_err(),
         "config file /x line 1: unknown option 'colour' (known: sink, period, log, config, \
          ring, retention, drain, stack_depth, interval, cardinality, collapsed_keys, svg_key, \
-         events, throttle, latency, filter, push, push_app, push_labels)"
+         events, throttle, latency, filter, push, push_app, push_labels, cpu_sampler)"
     );
     assert_eq!(err("config="), "empty path for config");
 }
@@ -474,7 +474,7 @@ fn events_option_takes_presets_and_raw_entries() {
     assert_eq!(c.events.presets, vec![Preset::Cpu]);
     assert_eq!(c.latency, Latency::Default);
     assert_eq!(c.throttle, None);
-    let c = ok("events=cpu+alloc+lock+park+io,throttle=500/s,latency=live");
+    let c = ok("events=cpu+alloc+lock+park+io,cpu_sampler=cputime,throttle=500/s,latency=live");
     assert_eq!(c.events.presets.len(), 5);
     assert_eq!(c.throttle.as_deref(), Some("500/s"));
     assert!(matches!(
@@ -483,7 +483,10 @@ fn events_option_takes_presets_and_raw_entries() {
             interval_ns: 10_000_000
         }
     ));
-    let c = ok("events=cpu+jdk.ThreadPark#threshold=1ms,throttle=10ms,latency=live:20ms");
+    let c = ok(
+        "events=cpu+jdk.ThreadPark#threshold=1ms,cpu_sampler=cputime,throttle=10ms,\
+         latency=live:20ms",
+    );
     assert_eq!(c.events.raw[0].name, "jdk.ThreadPark");
     assert_eq!(c.throttle.as_deref(), Some("10 ms"));
     let c = with_files("events=park", &[("f", "events=alloc\nlatency=live")]).unwrap();
@@ -498,6 +501,26 @@ fn events_option_takes_presets_and_raw_entries() {
 }
 
 #[test]
+fn cpu_sampler_option_picks_the_cpu_event() {
+    use crate::events::CpuSampler;
+    assert_eq!(ok("").cpu_sampler, CpuSampler::Execution);
+    assert_eq!(ok("cpu_sampler=cputime").cpu_sampler, CpuSampler::CpuTime);
+    assert_eq!(
+        ok("cpu_sampler=execution").cpu_sampler,
+        CpuSampler::Execution
+    );
+    let c = with_files(
+        "config=f,cpu_sampler=execution",
+        &[("f", "cpu_sampler=cputime")],
+    )
+    .unwrap();
+    assert_eq!(c.cpu_sampler, CpuSampler::Execution);
+    let c = with_files("config=f", &[("f", "cpu_sampler=cputime\nthrottle=10ms")]).unwrap();
+    assert_eq!(c.cpu_sampler, CpuSampler::CpuTime);
+    assert_eq!(c.throttle.as_deref(), Some("10 ms"));
+}
+
+#[test]
 fn bad_events_throttle_latency_are_one_line_errors() {
     for (opts, needle) in [
         ("events=heap", "bad events 'heap': unknown preset 'heap'"),
@@ -508,6 +531,19 @@ fn bad_events_throttle_latency_are_one_line_errors() {
         ),
         ("events=cpu,events=alloc", "option 'events' given twice"),
         ("throttle=fast", "bad throttle 'fast'"),
+        (
+            "cpu_sampler=auto",
+            "bad cpu_sampler 'auto': expected execution",
+        ),
+        (
+            "cpu_sampler=cputime,cpu_sampler=execution",
+            "option 'cpu_sampler' given twice",
+        ),
+        (
+            "throttle=500/s",
+            "bad throttle '500/s': throttle sets jdk.CPUTimeSample, which the cpu preset \
+             records only with cpu_sampler=cputime",
+        ),
         ("latency=instant", "bad latency 'instant'"),
         ("latency=live:5s", "out of range"),
     ] {

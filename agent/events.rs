@@ -5,7 +5,7 @@
 //!
 //! | preset   | JFR events (settings)                                                        |
 //! |----------|------------------------------------------------------------------------------|
-//! | `cpu`    | `jdk.CPUTimeSample` (`throttle`, default: the `period`) where the JDK has it (25+), else `jdk.ExecutionSample` (`period`) |
+//! | `cpu`    | `jdk.ExecutionSample` (`period`) on every JDK; with `cpu_sampler=cputime`, `jdk.CPUTimeSample` (`throttle`, default: the `period`) where the JDK has it (25+), else `jdk.ExecutionSample` |
 //! | `native` | `jdk.NativeMethodSample` (`period`)                                           |
 //! | `alloc`  | `jdk.ObjectAllocationSample` (`throttle=300/s`), weight = bytes              |
 //! | `lock`   | `jdk.JavaMonitorEnter`, `jdk.JavaMonitorWait` (`threshold=10 ms`)             |
@@ -23,6 +23,41 @@ const MS: i64 = 1_000_000;
 pub const WAIT_THRESHOLD: &str = "10 ms";
 /// Throttle of the `alloc` preset: JFR's `profile.jfc` value.
 pub const ALLOC_THROTTLE: &str = "300/s";
+
+/// Which JFR event the `cpu` preset records (`cpu_sampler=`).
+///
+/// The default is [`CpuSampler::Execution`] on every JDK: `jdk.CPUTimeSample` (JDK 25+) can abort
+/// the JVM in JFR's flush path (JDK-8387409, fix not yet released), so it is only used when asked
+/// for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CpuSampler {
+    /// `jdk.ExecutionSample` at `period=`, on every JDK.
+    #[default]
+    Execution,
+    /// `jdk.CPUTimeSample` at `throttle=` where the JDK has it (25+), else `jdk.ExecutionSample`.
+    CpuTime,
+}
+
+impl CpuSampler {
+    pub fn name(self) -> &'static str {
+        match self {
+            CpuSampler::Execution => "execution",
+            CpuSampler::CpuTime => "cputime",
+        }
+    }
+
+    /// `execution` or `cputime`; the error says what is expected.
+    pub fn parse(value: &str) -> Result<CpuSampler, String> {
+        match value.trim() {
+            "execution" => Ok(CpuSampler::Execution),
+            "cputime" => Ok(CpuSampler::CpuTime),
+            other => Err(format!(
+                "expected execution (jdk.ExecutionSample, the default) or cputime \
+                 (jdk.CPUTimeSample, JDK 25+), got '{other}'"
+            )),
+        }
+    }
+}
 
 /// A named group of JFR events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -253,10 +288,15 @@ fn push_line(lines: &mut Vec<Line>, fallback: bool, name: &str, settings: &[(&st
 /// The bridge's event configuration: one `NAME|key=value|...` line per event. A line starting
 /// with `?` is the fallback of the line before it: enabled only when the running JDK lacks that
 /// event. `period_ns` is the sampling period (`period=`), `throttle` the `throttle=` value as
-/// returned by [`parse_throttle`].
-pub fn bridge_config(sel: &EventSelection, period_ns: i64, throttle: Option<&str>) -> String {
+/// returned by [`parse_throttle`], `sampler` the `cpu_sampler=` choice.
+pub fn bridge_config(
+    sel: &EventSelection,
+    period_ns: i64,
+    throttle: Option<&str>,
+    sampler: CpuSampler,
+) -> String {
     let mut out = String::new();
-    for (fallback, name, settings) in &event_lines(sel, period_ns, throttle) {
+    for (fallback, name, settings) in &event_lines(sel, period_ns, throttle, sampler) {
         if *fallback {
             out.push('?');
         }
@@ -274,7 +314,12 @@ pub fn bridge_config(sel: &EventSelection, period_ns: i64, throttle: Option<&str
 
 /// The events to enable with their final settings (presets, then raw entries applied), in the
 /// order of [`bridge_config`]'s lines.
-pub fn event_lines(sel: &EventSelection, period_ns: i64, throttle: Option<&str>) -> Vec<Line> {
+pub fn event_lines(
+    sel: &EventSelection,
+    period_ns: i64,
+    throttle: Option<&str>,
+    sampler: CpuSampler,
+) -> Vec<Line> {
     let period = format!("{} ms", (period_ns as f64) / 1e6);
     let mut lines: Vec<Line> = Vec::new();
     let mut add = |fallback: bool, name: &str, settings: &[(&str, &str)]| {
@@ -282,6 +327,9 @@ pub fn event_lines(sel: &EventSelection, period_ns: i64, throttle: Option<&str>)
     };
     for p in &sel.presets {
         match p {
+            Preset::Cpu if sampler == CpuSampler::Execution => {
+                add(false, "jdk.ExecutionSample", &[("period", &period)]);
+            }
             Preset::Cpu => {
                 let cpu_throttle = throttle
                     .map(str::to_string)
@@ -344,12 +392,28 @@ pub fn event_lines(sel: &EventSelection, period_ns: i64, throttle: Option<&str>)
     lines
 }
 
+/// The CPU sampling events among the enabled ones (`StreamBridge.enabledEvents`, comma-separated),
+/// joined with `+`; `None` without one.
+pub fn cpu_sampler_in_use(enabled: &str) -> Option<String> {
+    let cpu: Vec<&str> = enabled
+        .split(',')
+        .map(str::trim)
+        .filter(|e| crate::value::kind_of(e) == crate::value::ValueKind::CpuNanos)
+        .collect();
+    (!cpu.is_empty()).then(|| cpu.join("+"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn cfg(v: &str) -> String {
-        bridge_config(&EventSelection::parse(v).unwrap(), 20 * MS, None)
+        bridge_config(
+            &EventSelection::parse(v).unwrap(),
+            20 * MS,
+            None,
+            CpuSampler::CpuTime,
+        )
     }
 
     #[test]
@@ -395,16 +459,58 @@ mod tests {
     }
 
     #[test]
-    fn default_is_cpu_with_execution_sample_fallback() {
+    fn the_cputime_sampler_falls_back_to_execution_sample() {
         assert_eq!(
             cfg("cpu"),
             "jdk.CPUTimeSample|stackTrace=true|throttle=20 ms\n\
              ?jdk.ExecutionSample|stackTrace=true|period=20 ms\n"
         );
         let t = parse_throttle("500/s").unwrap();
-        let c = bridge_config(&EventSelection::default(), MS, Some(&t));
+        let c = bridge_config(
+            &EventSelection::default(),
+            MS,
+            Some(&t),
+            CpuSampler::CpuTime,
+        );
         assert!(c.starts_with("jdk.CPUTimeSample|stackTrace=true|throttle=500/s\n"));
         assert!(c.contains("?jdk.ExecutionSample|stackTrace=true|period=1 ms\n"));
+    }
+
+    #[test]
+    fn the_default_cpu_sampler_is_execution_sample_on_every_jdk() {
+        let sel = EventSelection::parse("cpu").unwrap();
+        let c = bridge_config(&sel, 20 * MS, None, CpuSampler::default());
+        assert_eq!(c, "jdk.ExecutionSample|stackTrace=true|period=20 ms\n");
+        // A raw entry still enables jdk.CPUTimeSample explicitly, beside it.
+        let sel = EventSelection::parse("cpu+jdk.CPUTimeSample#throttle=5ms").unwrap();
+        let c = bridge_config(&sel, 20 * MS, None, CpuSampler::Execution);
+        assert_eq!(
+            c,
+            "jdk.ExecutionSample|stackTrace=true|period=20 ms\n\
+             jdk.CPUTimeSample|stackTrace=true|throttle=5 ms\n"
+        );
+        assert_eq!(CpuSampler::parse("cputime"), Ok(CpuSampler::CpuTime));
+        assert_eq!(CpuSampler::parse(" execution "), Ok(CpuSampler::Execution));
+        for bad in ["", "auto", "CPUTime", "jdk.CPUTimeSample"] {
+            assert!(CpuSampler::parse(bad)
+                .unwrap_err()
+                .contains("expected execution"));
+        }
+        assert_eq!(CpuSampler::CpuTime.name(), "cputime");
+    }
+
+    #[test]
+    fn the_cpu_sampler_in_use_comes_from_the_enabled_events() {
+        assert_eq!(
+            cpu_sampler_in_use("jfrctx.Calibration,jdk.ExecutionSample").as_deref(),
+            Some("jdk.ExecutionSample")
+        );
+        assert_eq!(
+            cpu_sampler_in_use("jdk.CPUTimeSample,jdk.ThreadPark").as_deref(),
+            Some("jdk.CPUTimeSample")
+        );
+        assert_eq!(cpu_sampler_in_use("jdk.ThreadPark"), None);
+        assert_eq!(cpu_sampler_in_use(""), None);
     }
 
     #[test]

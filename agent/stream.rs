@@ -29,7 +29,8 @@ const BRIDGE: &JNIStr = jni_str!("dev/jfrctx/agent/StreamBridge");
 const NATIVES: &JNIStr = jni_str!("dev/jfrctx/agent/Natives");
 
 // The event configuration handed to the bridge (one `NAME|key=value|...` line per event) is
-// built by `crate::events::bridge_config` from the `events=`, `period=` and `throttle=` options.
+// built by `crate::events::bridge_config` from the `events=`, `period=`, `throttle=` and
+// `cpu_sampler=` options.
 
 /// Defines the bridge classes, registers the natives and starts the stream.
 pub fn start(env: &mut Env<'_>, events: &str, fns: &NativeFns) -> Result<(), String> {
@@ -180,6 +181,20 @@ pub fn enabled_events(env: &mut Env<'_>) -> String {
     match call_string(env, jni_str!("enabledEvents")) {
         Ok(s) => s.unwrap_or_default(),
         Err(e) => e,
+    }
+}
+
+/// Events the stream saw that `events=` did not select (other recordings' event types, or below
+/// the agent's threshold), and the same by type (`"jdk.ThreadPark=1659, ..."`) for the log.
+pub fn skipped_events(env: &mut Env<'_>) -> (u64, String) {
+    let n = env
+        .call_static_method(BRIDGE, jni_str!("skippedEvents"), jni_sig!("()J"), &[])
+        .and_then(|v| v.j())
+        .map_err(|e| describe(env, "StreamBridge.skippedEvents", e));
+    let by_type = call_string(env, jni_str!("skippedByType"));
+    match (n, by_type) {
+        (Ok(n), Ok(t)) => (n.max(0) as u64, t.unwrap_or_default()),
+        (Err(e), _) | (_, Err(e)) => (0, e),
     }
 }
 

@@ -8,8 +8,11 @@
 //!
 //! (all on one line). Invariant: `received = with_context + without_context + unknown + dropped`.
 //! Optional tails: `; push URL profiles=N pushed=N retried=N dropped=N` with `push=` (where
-//! `profiles = pushed + dropped`), and `; cardinality: KEY replaced N, ...` when a cardinality
-//! policy replaced values.
+//! `profiles = pushed + dropped`), `; cardinality: KEY replaced N, ...` when a cardinality
+//! policy replaced values, `; cpu_sampler=EVENT period=P` (or `P1..P2`: the shortest and longest
+//! period the CPU samples were really taken at) when a CPU sampler is enabled, and
+//! `; not_selected=N` when the stream saw events of other recordings that `events=` did not
+//! select (not received, so outside the invariant).
 
 use std::fmt::Write as _;
 
@@ -44,6 +47,13 @@ pub struct Counters {
     /// Per sink with a cardinality policy: its name and, per key, the values replaced
     /// (`SinkSet::replaced`).
     pub replaced: Vec<(String, Vec<(String, u64)>)>,
+    /// The CPU sampling event in use (`jdk.ExecutionSample`, `jdk.CPUTimeSample`), if any.
+    pub cpu_sampler: Option<String>,
+    /// Shortest and longest period the CPU samples were taken at (their value, ns).
+    pub cpu_periods: Option<(i64, i64)>,
+    /// Events of other recordings the stream saw that `events=` did not select (never
+    /// received, so outside the invariant); shown as `not_selected=N` when non-zero.
+    pub not_selected: u64,
 }
 
 /// What the push sink did with its profiles; `profiles = pushed + dropped` once it finished.
@@ -101,6 +111,12 @@ impl Counters {
     pub fn add_dropped(&mut self, n: u64) {
         self.received += n;
         self.dropped += n;
+    }
+
+    /// Notes the period one CPU sample was taken at.
+    pub fn add_cpu_period(&mut self, ns: i64) {
+        let (lo, hi) = self.cpu_periods.unwrap_or((ns, ns));
+        self.cpu_periods = Some((lo.min(ns), hi.max(ns)));
     }
 
     pub fn unknown_of(&self, reason: UnknownReason) -> u64 {
@@ -173,9 +189,30 @@ impl Counters {
         if !replaced.is_empty() {
             let _ = write!(l, "; cardinality: {replaced}");
         }
+        if let Some(sampler) = &self.cpu_sampler {
+            let _ = write!(l, "; cpu_sampler={sampler}");
+            match self.cpu_periods {
+                Some((lo, hi)) if lo == hi => {
+                    let _ = write!(l, " period={}", ms(lo));
+                }
+                Some((lo, hi)) => {
+                    let _ = write!(l, " period={}..{}", ms(lo), ms(hi));
+                }
+                None => {}
+            }
+        }
+        if self.not_selected > 0 {
+            let _ = write!(l, "; not_selected={}", self.not_selected);
+        }
         // Names come from paths: keep the summary on one line whatever they hold.
         l.replace(['\n', '\r'], " ")
     }
+}
+
+/// Nanoseconds as milliseconds: `20ms`, `1.5ms`, `0.25ms`.
+fn ms(ns: i64) -> String {
+    let text = format!("{:.3}", ns as f64 / 1e6);
+    format!("{}ms", text.trim_end_matches('0').trim_end_matches('.'))
 }
 
 /// `KEY replaced N, ...` per key in first-seen order. Every aggregated sink sees the same
@@ -328,6 +365,31 @@ mod tests {
             "request replaced 10 (pprof:/p) 4 (svg:/d), user replaced 2"
         );
         assert_eq!(replaced_text(&[]), "");
+    }
+
+    #[test]
+    fn cpu_sampler_and_not_selected_tails() {
+        let mut c = Counters::new();
+        c.add(&sample(with("k", "v")));
+        c.cpu_sampler = Some("jdk.ExecutionSample".into());
+        let head = "jfrctx: samples received=1 with_context=1 without_context=0 unknown=0 \
+                    dropped=0; sinks none; contexts=0 threads=0 lost_entries=0";
+        assert_eq!(c.line(), format!("{head}; cpu_sampler=jdk.ExecutionSample"));
+        c.add_cpu_period(20_000_000);
+        assert_eq!(
+            c.line(),
+            format!("{head}; cpu_sampler=jdk.ExecutionSample period=20ms")
+        );
+        c.add_cpu_period(10_000_000);
+        c.add_cpu_period(12_500_000);
+        c.not_selected = 4950;
+        assert_eq!(
+            c.line(),
+            format!("{head}; cpu_sampler=jdk.ExecutionSample period=10ms..20ms; not_selected=4950")
+        );
+        assert!(c.balanced());
+        assert_eq!(ms(250_000), "0.25ms");
+        assert_eq!(ms(1_500_000), "1.5ms");
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //!
 //! | events | sample type | unit | value of one sample |
 //! |---|---|---|---|
-//! | `jdk.ExecutionSample`, `jdk.CPUTimeSample` | `cpu` | `nanoseconds` | the sampling period (`period=`, or a duration `throttle=`) |
-//! | `jdk.NativeMethodSample` | `native` | `nanoseconds` | the sampling period |
+//! | `jdk.ExecutionSample`, `jdk.CPUTimeSample` | `cpu` | `nanoseconds` | the sampling period the JVM really used (the sample's `weight`), else the configured one |
+//! | `jdk.NativeMethodSample` | `native` | `nanoseconds` | likewise |
 //! | `jdk.ObjectAllocationSample` | `alloc_space` | `bytes` | the event's `weight` |
 //! | `jdk.JavaMonitorEnter`, `jdk.JavaMonitorWait`, `jdk.ThreadPark`, `jdk.Socket*`, `jdk.File*`, and any other event with a duration | `wait` | `nanoseconds` | the event's `duration_ns` |
 //! | anything else | `samples` | `count` | 1 |
@@ -17,8 +17,15 @@
 //! own event: `period=` for `jdk.ExecutionSample`/`jdk.NativeMethodSample`, the `throttle` for
 //! `jdk.CPUTimeSample` (a duration as is; a rate `N/unit` is, as in HotSpot, the active processor
 //! count × unit / N), each overridable by a raw `events=` entry.
-
-use crate::events::{event_lines, EventSelection};
+//!
+//! The JVM samples at the shortest period of all running recordings that enable an event, so
+//! beside another recording the real period can be shorter than the configured one. The stream
+//! bridge therefore puts the real period into each sampling event's `weight` (the
+//! `samplingPeriod` field of `jdk.CPUTimeSample`; for `jdk.ExecutionSample` and
+//! `jdk.NativeMethodSample` the period JFR applied at the sample's instant, from the settings of
+//! every recording, see ARCHITECTURE.md) and a sample with a positive weight is worth that; the
+//! configured period is the fallback (weight 0).
+use crate::events::{event_lines, CpuSampler, EventSelection};
 use crate::model::ContextualSample;
 
 /// The kind of value an event carries.
@@ -121,13 +128,15 @@ pub fn value_of(event: &str) -> (&'static str, &'static str) {
     kind_of(event).sample_type()
 }
 
-/// The value of one sample in its kind's unit. `period_ns` is the sampling period (the
-/// `period=` option; for `jdk.CPUTimeSample` a duration `throttle=` when one was given).
+/// The value of one sample in its kind's unit. `period_ns` is the configured sampling period (the
+/// `period=` option; for `jdk.CPUTimeSample` a duration `throttle=` when one was given), used
+/// for a sampling event only when the sample carries no real period (`weight` 0).
 /// Unknown event types with a duration count as waits.
 pub fn sample_value(s: &ContextualSample, period_ns: i64) -> (ValueKind, i64) {
     match kind_of(&s.event) {
         ValueKind::Count if s.duration_ns > 0 => (ValueKind::WaitNanos, s.duration_ns),
         ValueKind::Count => (ValueKind::Count, 1),
+        k @ (ValueKind::CpuNanos | ValueKind::NativeNanos) if s.weight > 0 => (k, s.weight),
         k @ (ValueKind::CpuNanos | ValueKind::NativeNanos) => (k, period_ns.max(0)),
         ValueKind::AllocBytes => (ValueKind::AllocBytes, s.weight.max(0)),
         ValueKind::WaitNanos => (ValueKind::WaitNanos, s.duration_ns.max(0)),
@@ -148,18 +157,30 @@ pub struct ValuePlan {
 impl Default for ValuePlan {
     /// `events=cpu` with the default 20 ms period.
     fn default() -> Self {
-        ValuePlan::new(&EventSelection::default(), 20_000_000, None, 1)
+        ValuePlan::new(
+            &EventSelection::default(),
+            20_000_000,
+            None,
+            CpuSampler::default(),
+            1,
+        )
     }
 }
 
 impl ValuePlan {
     /// The plan of `events=sel` with `period=period_ns` and `throttle=` (as returned by
-    /// [`crate::events::parse_throttle`]); `cpus` is the active processor count, for a
-    /// `jdk.CPUTimeSample` throttle given as a rate.
-    pub fn new(sel: &EventSelection, period_ns: i64, throttle: Option<&str>, cpus: u32) -> Self {
+    /// [`crate::events::parse_throttle`]) and `cpu_sampler=`; `cpus` is the active processor
+    /// count, for a `jdk.CPUTimeSample` throttle given as a rate.
+    pub fn new(
+        sel: &EventSelection,
+        period_ns: i64,
+        throttle: Option<&str>,
+        sampler: CpuSampler,
+        cpus: u32,
+    ) -> Self {
         let mut kinds = Vec::new();
         let mut periods = Vec::new();
-        for (_, name, settings) in event_lines(sel, period_ns, throttle) {
+        for (_, name, settings) in event_lines(sel, period_ns, throttle, sampler) {
             kinds.extend_from_slice(possible_kinds(&name));
             if matches!(kind_of(&name), ValueKind::CpuNanos | ValueKind::NativeNanos) {
                 let setting = settings
@@ -312,14 +333,18 @@ mod tests {
 
     fn plan(events: &str, throttle: Option<&str>) -> ValuePlan {
         let sel = EventSelection::parse(events).unwrap();
-        ValuePlan::new(&sel, 20_000_000, throttle, 4)
+        ValuePlan::new(&sel, 20_000_000, throttle, CpuSampler::CpuTime, 4)
     }
 
     #[test]
     fn plans_list_the_kinds_of_the_enabled_events() {
         use ValueKind::*;
         assert_eq!(plan("cpu", None).kinds(), [CpuNanos]);
-        assert_eq!(plan("cpu", None), ValuePlan::default());
+        let sel = EventSelection::default();
+        assert_eq!(
+            ValuePlan::new(&sel, 20_000_000, None, CpuSampler::Execution, 4),
+            ValuePlan::default()
+        );
         assert_eq!(
             plan("park+alloc+lock", None).kinds(),
             [AllocBytes, WaitNanos]
@@ -358,6 +383,23 @@ mod tests {
         assert_eq!(setting_period_ns("2/ms", 1), Some(500_000));
         for bad in ["", "ms", "5 parsecs", "0/s", "x/s", "everyChunk"] {
             assert_eq!(setting_period_ns(bad, 1), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_real_period_in_the_weight_wins_over_the_configured_one() {
+        let p = plan("cpu+native", None);
+        for event in [
+            "jdk.ExecutionSample",
+            "jdk.CPUTimeSample",
+            "jdk.NativeMethodSample",
+        ] {
+            let mut s = sample(event, 0, 0);
+            let kind = kind_of(event);
+            assert_eq!(p.value(&s), (kind, 20_000_000), "{event}");
+            // Another recording made the JVM sample every 10 ms: each sample is worth 10 ms.
+            s.weight = 10_000_000;
+            assert_eq!(p.value(&s), (kind, 10_000_000), "{event}");
         }
     }
 

@@ -1,4 +1,5 @@
-//! Non-CPU events (`events=alloc|lock|park`), `jdk.CPUTimeSample` on JDK 25 and the delivery
+//! Non-CPU events (`events=alloc|lock|park`), the CPU sampler (`jdk.ExecutionSample` by default,
+//! `jdk.CPUTimeSample` with `cpu_sampler=cputime` on JDK 25) and the delivery
 //! latency of `latency=live`, on real JVMs. The workload (`tests/java/ev/EventWorkload.java`)
 //! produces every event of interest inside a method named after the context installed around it
 //! (`ev_X` ↔ `{ev: X}`, `ev_none`/`ev_cpu_none` ↔ `{}`), so the stack alone says which context
@@ -82,8 +83,19 @@ fn tally(samples: &[Value], events: &[&str]) -> Tally {
 
 /// Runs the workload in `mode` with the agent (`options` appended) and returns the samples.
 fn run(jdk: u32, mode: &str, seconds: &str, options: &str) -> (Vec<Value>, common::Output) {
+    run_as(jdk, mode, mode, seconds, options)
+}
+
+/// [`run`] with the output file named after `tag` instead of `mode`.
+fn run_as(
+    jdk: u32,
+    mode: &str,
+    tag: &str,
+    seconds: &str,
+    options: &str,
+) -> (Vec<Value>, common::Output) {
     let _serial = common::serial();
-    let jsonl = common::out_file(&format!("events-{mode}-{jdk}.jsonl"));
+    let jsonl = common::out_file(&format!("events-{tag}-{jdk}.jsonl"));
     let opts = format!("sink=jsonl:{},{options}", jsonl.display());
     let out = common::run_java(
         jdk,
@@ -205,13 +217,15 @@ fn park(jdk: u32) {
     }
 }
 
-fn cpu(jdk: u32) {
-    let (samples, out) = run(jdk, "cpu", "4", "events=cpu,period=10ms");
-    let want = if jdk >= 25 {
-        "jdk.CPUTimeSample"
-    } else {
-        "jdk.ExecutionSample"
+/// `events=cpu` with `cpu_sampler=` (`sampler`, "" for the default) records `want` only, each
+/// sample worth 10 ms (`period=10ms`: the `jdk.ExecutionSample` period or, with `cputime`, the
+/// `jdk.CPUTimeSample` throttle, whose `samplingPeriod` says the same), and the summary names it.
+fn cpu(jdk: u32, sampler: &str, want: &str) {
+    let opts = match sampler {
+        "" => "events=cpu,period=10ms".to_string(),
+        s => format!("events=cpu,period=10ms,cpu_sampler={s}"),
     };
+    let (samples, out) = run_as(jdk, "cpu", &format!("cpu{sampler}"), "4", &opts);
     assert!(!samples.is_empty(), "JDK {jdk}: no samples\n{}", out.dump());
     let other: Vec<&Value> = samples.iter().filter(|s| s["event"] != want).collect();
     assert!(
@@ -219,6 +233,36 @@ fn cpu(jdk: u32) {
         "JDK {jdk}: expected only {want}, got {}",
         other[0]
     );
+    // Each sample is worth its real sampling period. HotSpot's CPU-time sampler says so itself
+    // (`samplingPeriod`), and a sample that stands for a missed timer tick says a multiple.
+    let mut weights: Vec<i64> = samples
+        .iter()
+        .map(|s| s["weight"].as_i64().unwrap_or(0))
+        .collect();
+    weights.sort_unstable();
+    let multiples = weights.iter().all(|w| *w > 0 && w % 10_000_000 == 0);
+    assert!(
+        multiples && weights[weights.len() / 2] == 10_000_000,
+        "JDK {jdk}: {want} weights are not its 10 ms period: {weights:?}"
+    );
+    if want == "jdk.ExecutionSample" {
+        assert_eq!(weights.last(), Some(&10_000_000), "JDK {jdk}: {weights:?}");
+    }
+    let summary = out.agent_summary();
+    assert!(
+        summary
+            .line
+            .contains(&format!("; cpu_sampler={want} period=10ms")),
+        "JDK {jdk}: the summary does not name {want}: {}",
+        summary.line
+    );
+    if sampler == "cputime" && want == "jdk.ExecutionSample" {
+        let warned = out.agent_messages().into_iter().any(|l| {
+            l.contains("event jdk.CPUTimeSample is not available")
+                && l.contains("jdk.ExecutionSample is recorded instead")
+        });
+        assert!(warned, "JDK {jdk}: no fallback warning\n{}", out.dump());
+    }
     let t = tally(&samples, &[want]);
     assert_clean(jdk, &format!("cpu ({want})"), &t, 50, &out);
 }
@@ -260,13 +304,14 @@ fn park_events_carry_context_and_duration_jdk25() {
     park(25);
 }
 #[test]
-fn cpu_is_execution_sample_before_25() {
-    cpu(17);
-    cpu(21);
+fn cpu_is_execution_sample_on_every_jdk_by_default() {
+    cpu(21, "", "jdk.ExecutionSample");
+    cpu(25, "", "jdk.ExecutionSample");
 }
 #[test]
-fn cpu_is_cpu_time_sample_on_25() {
-    cpu(25);
+fn cpu_sampler_cputime_is_cpu_time_sample_on_25_and_falls_back_before() {
+    cpu(25, "cputime", "jdk.CPUTimeSample");
+    cpu(17, "cputime", "jdk.ExecutionSample");
 }
 
 #[test]

@@ -82,14 +82,10 @@ fn tenant_and_other(c: &Ctx) -> bool {
     has_tenant(c) && c.as_ref().unwrap().get("ft").map(String::as_str) == Some("other")
 }
 
-/// The CPU sample event the agent records by default (`events=cpu`): `jdk.CPUTimeSample` where
-/// the JDK has it, else `jdk.ExecutionSample`.
-fn sampler(jdk: u32) -> &'static str {
-    if jdk >= 25 {
-        "jdk.CPUTimeSample"
-    } else {
-        "jdk.ExecutionSample"
-    }
+/// The CPU sample event the agent records by default (`events=cpu`): `jdk.ExecutionSample` on
+/// every JDK (`cpu_sampler=execution`).
+fn sampler(_jdk: u32) -> &'static str {
+    "jdk.ExecutionSample"
 }
 
 /// What a sample must satisfy in a phase, given whether it is of the sampler event type.

@@ -120,8 +120,8 @@ fn collapsed_roots(path: &Path) -> BTreeMap<String, u64> {
     roots
 }
 
-/// Nanoseconds of CPU per sample of these runs (`period=1ms`: the `jdk.ExecutionSample` period
-/// and, on JDK 25, the `jdk.CPUTimeSample` throttle).
+/// Nanoseconds of CPU per sample of these runs (`period=1ms`: the `jdk.ExecutionSample` period,
+/// which no other recording shortens there).
 const PERIOD_NS: u64 = 1_000_000;
 
 /// `index.txt` of an svg output directory: (file, value, samples, context) per line.

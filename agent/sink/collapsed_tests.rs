@@ -7,7 +7,13 @@ use std::sync::Arc;
 const PERIOD: i64 = 1_000_000;
 
 fn plan(events: &str) -> ValuePlan {
-    ValuePlan::new(&EventSelection::parse(events).unwrap(), PERIOD, None, 1)
+    ValuePlan::new(
+        &EventSelection::parse(events).unwrap(),
+        PERIOD,
+        None,
+        crate::events::CpuSampler::default(),
+        1,
+    )
 }
 
 fn sample(ctx: Result<&[(&str, &str)], UnknownReason>, stack: &[&str]) -> ContextualSample {

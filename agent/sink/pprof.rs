@@ -12,7 +12,8 @@
 //!   an event jfrctx does not know gives `wait` (its samples with a duration) as well.
 //! - `default_sample_type`: `cpu` when enabled, else the first other kind (e.g. `alloc_space`
 //!   for `events=alloc+lock`). `period_type`/`period`: `cpu/nanoseconds` (else
-//!   `native/nanoseconds`) and its sampling period; absent without a sampling event.
+//!   `native/nanoseconds`) and its sampling period (the shortest one its samples were really
+//!   taken at, else the configured one); absent without a sampling event.
 //! - Labels (strings): one per context key after the cardinality policies (`key` → value), the
 //!   thread name as `thread`, and `jfrctx_unknown` = reason when the context is unknown.
 //! - Events other than the CPU samplers ([`super::CPU_EVENTS`]) get the label `event` = their
@@ -83,6 +84,8 @@ pub struct PprofSink {
     rotation: Rotation,
     /// Per key: samples, then the value of each of `kinds`.
     counts: HashMap<Key, Vec<i64>>,
+    /// Shortest real period of the `cpu` and `native` samples of this output, if any.
+    seen_period: [Option<i64>; 2],
     /// Start of the current output's interval: wall clock, and [`now_ns`].
     started: SystemTime,
     started_ns: i64,
@@ -114,6 +117,7 @@ impl PprofSink {
             labeler: Labeler::new(&options.cardinality),
             rotation: Rotation::new(options.interval_ns, now_ns),
             counts: HashMap::new(),
+            seen_period: [None; 2],
             started: SystemTime::now(),
             started_ns: now_ns,
             finished: false,
@@ -157,9 +161,12 @@ impl PprofSink {
             let i = self.kinds.iter().position(|k| *k == kind);
             i.map_or(sample_type[0], |i| sample_type[i + 1])
         };
+        // The period the samples were really taken at (the shortest, when it changed), else the
+        // configured one.
         let period = [ValueKind::CpuNanos, ValueKind::NativeNanos]
             .into_iter()
-            .find_map(|k| Some((type_of(k), self.values.period_of(k)?)));
+            .zip(self.seen_period)
+            .find_map(|(k, seen)| Some((type_of(k), seen.or(self.values.period_of(k))?)));
         let started_ns = self
             .started
             .duration_since(UNIX_EPOCH)
@@ -197,6 +204,7 @@ impl PprofSink {
         let bytes = self.profile(now_ns).encode_to_vec();
         let path = numbered(&self.path, self.rotation.take());
         self.counts.clear();
+        self.seen_period = [None; 2];
         self.started = SystemTime::now();
         self.started_ns = now_ns;
         let file = BufWriter::new(File::create(&path)?);
@@ -227,6 +235,14 @@ impl Sink for PprofSink {
             frames: s.frames.clone(),
         };
         let (kind, value) = self.values.value(s);
+        let seen = match kind {
+            ValueKind::CpuNanos => Some(&mut self.seen_period[0]),
+            ValueKind::NativeNanos => Some(&mut self.seen_period[1]),
+            _ => None,
+        };
+        if let Some(seen) = seen {
+            *seen = Some(seen.map_or(value, |p| p.min(value)));
+        }
         let slot = match self.kinds.iter().position(|k| *k == kind) {
             Some(i) => Some(i + 1),
             None if kind == ValueKind::Count => None,

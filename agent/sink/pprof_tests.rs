@@ -10,7 +10,7 @@ use crate::model::test_samples::sample;
 
 fn plan(events: &str) -> ValuePlan {
     let sel = crate::events::EventSelection::parse(events).unwrap();
-    ValuePlan::new(&sel, PERIOD, None, 1)
+    ValuePlan::new(&sel, PERIOD, None, crate::events::CpuSampler::default(), 1)
 }
 
 fn options() -> SinkOptions {
@@ -349,4 +349,26 @@ fn types_come_from_the_enabled_events_not_the_samples() {
     let names: Vec<String> = types(&p).into_iter().map(|t| t.0).collect();
     assert_eq!(names, ["samples", "wait", "cpu"]);
     assert_eq!(p.sample[0].value, vec![1, 0, PERIOD]);
+}
+
+#[test]
+fn real_sampling_periods_give_the_values_and_the_header_period() {
+    // Another recording made the JVM sample every 10 ms for two samples, the agent's 20 ms for
+    // one: each is worth its own period, and the header says the shortest.
+    let mut o = options();
+    o.values = plan("cpu");
+    let samples = [
+        event("jdk.ExecutionSample", 0, 10_000_000),
+        event("jdk.ExecutionSample", 0, 10_000_000),
+        event("jdk.ExecutionSample", 0, 20_000_000),
+    ];
+    let mut sink = sink_with(&o, &samples);
+    let p = sink.profile(0);
+    assert_eq!(p.period, 10_000_000);
+    assert_eq!(p.sample.len(), 1);
+    assert_eq!(p.sample[0].value, vec![3, 40_000_000]);
+    // A new output starts over: without samples the configured period.
+    sink.counts.clear();
+    sink.seen_period = [None; 2];
+    assert_eq!(sink.profile(0).period, PERIOD);
 }

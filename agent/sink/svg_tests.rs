@@ -120,7 +120,13 @@ fn each_value_kind_gets_a_subdirectory_in_its_unit() {
     let options = SinkOptions {
         svg_key: "gt".into(),
         interval_ns: Some(100),
-        values: ValuePlan::new(&sel, 1_000_000, None, 1),
+        values: ValuePlan::new(
+            &sel,
+            1_000_000,
+            None,
+            crate::events::CpuSampler::default(),
+            1,
+        ),
         ..SinkOptions::default()
     };
     let mut sink = SvgSink::open(&dir, &options).unwrap();

@@ -49,13 +49,17 @@ final class BatchEncoder {
         final String threadField;
         final boolean hasDuration;
         final boolean hasWeight;
+        /** {@code jdk.CPUTimeSample} (JDK 25+): the CPU-time period the JVM sampled this one at. */
+        final boolean hasSamplingPeriod;
 
-        TypeInfo(int nameId, boolean calibration, String threadField, boolean hasDuration, boolean hasWeight) {
+        TypeInfo(int nameId, boolean calibration, String threadField, boolean hasDuration, boolean hasWeight,
+                boolean hasSamplingPeriod) {
             this.nameId = nameId;
             this.calibration = calibration;
             this.threadField = threadField;
             this.hasDuration = hasDuration;
             this.hasWeight = hasWeight;
+            this.hasSamplingPeriod = hasSamplingPeriod;
         }
     }
 
@@ -147,14 +151,20 @@ final class BatchEncoder {
         if (info == null) {
             String threadField = t.getField("sampledThread") != null ? "sampledThread" : "eventThread";
             info = new TypeInfo(string(t.getName()), t.getName().equals(calibrationName), threadField,
-                    t.getField("duration") != null, t.getField("weight") != null);
+                    t.getField("duration") != null, t.getField("weight") != null,
+                    t.getField("samplingPeriod") != null);
             types.put(t, info);
         }
         return info;
     }
 
-    /** Encodes one event: a calibration bracket or a sample. */
-    void add(RecordedEvent e) {
+    /**
+     * Encodes one event: a calibration bracket or a sample. A sample's weight is {@code period}
+     * when positive (the real sampling period of a {@code jdk.ExecutionSample} or
+     * {@code jdk.NativeMethodSample}, in ns), else its {@code samplingPeriod} in ns
+     * ({@code jdk.CPUTimeSample}), else its {@code weight} field, else 0.
+     */
+    void add(RecordedEvent e, long period) {
         batchEvents++;
         TypeInfo info = type(e);
         if (info.calibration) {
@@ -191,7 +201,9 @@ final class BatchEncoder {
         int eventId = info.nameId;
         long start = e.getLong("startTime");
         long duration = info.hasDuration ? e.getLong("duration") : 0L;
-        long weight = info.hasWeight ? e.getLong("weight") : 0L;
+        long weight = period > 0 ? period
+                : info.hasSamplingPeriod ? e.getDuration("samplingPeriod").toNanos()
+                : info.hasWeight ? e.getLong("weight") : 0L;
         ensure(1 + 4 + 8 + 8 + 8 + 4 + 1 + 8 + 2 + 8 * n);
         buf.put(TAG_SAMPLE).putInt(eventId).putLong(start).putLong(duration).putLong(tid).putInt(nameId)
                 .put((byte) flags).putLong(weight).putShort((short) n);

@@ -21,7 +21,12 @@ public final class StreamBridge {
     private final RecordingStream stream = new RecordingStream();
     private final BatchEncoder encoder = new BatchEncoder(CALIBRATION);
     private final Calibrator calibrator = new Calibrator(this);
-    private volatile boolean ended;
+    /** The event types the agent asked for: the stream also sees other recordings' events. */
+    private final Selection selection = new Selection();
+    /** The real sampling periods, for events another recording may sample faster. */
+    private final SamplingPeriods periods = new SamplingPeriods();
+    /** The stream delivered its last batch (read by {@link LiveFlusher}). */
+    volatile boolean ended;
     /** Set when the agent stops the stream at VM death: an end after that is the normal one. */
     private volatile boolean stopping;
     /** The stream's own recording (found at start), watched for being closed by someone else. */
@@ -44,6 +49,32 @@ public final class StreamBridge {
     /** Warnings of the last {@link #start}, one per line, or null when there are none. */
     public static synchronized String warnings() {
         return WARNINGS.isEmpty() ? null : String.join("\n", WARNINGS);
+    }
+
+    /** Events of other recordings the stream saw and did not pass on (see {@link Selection}). */
+    public static long skippedEvents() {
+        StreamBridge b = current();
+        if (b == null) {
+            return 0;
+        }
+        synchronized (b) {
+            return b.selection.skippedTotal();
+        }
+    }
+
+    /** The same by type, most frequent first: {@code "jdk.ThreadPark=1659, ..."}, or empty. */
+    public static String skippedByType() {
+        StreamBridge b = current();
+        if (b == null) {
+            return "";
+        }
+        synchronized (b) {
+            return b.selection.skippedByType(8);
+        }
+    }
+
+    private static synchronized StreamBridge current() {
+        return instance;
     }
 
     /** The event types the last {@link #start} enabled, comma-separated. */
@@ -96,6 +127,8 @@ public final class StreamBridge {
         b.recording = newRecording(before);
         try {
             b.configure(config);
+            jdk.jfr.FlightRecorder.addListener(b.periods);
+            b.periods.poll();
             b.stream.onEvent(new Handler(b));
             b.stream.onFlush(new Flusher(b));
             b.stream.onClose(new Closer(b));
@@ -105,6 +138,7 @@ public final class StreamBridge {
             runner.start();
         } catch (Throwable t) {
             b.stream.close();
+            jdk.jfr.FlightRecorder.removeListener(b.periods);
             return t.toString();
         }
         instance = b;
@@ -180,6 +214,11 @@ public final class StreamBridge {
         } catch (Throwable t) {
             problem = t.toString();
         }
+        try {
+            jdk.jfr.FlightRecorder.removeListener(b.periods);
+        } catch (Throwable t) {
+            // Not registered, or JFR shutting down: nothing to undo.
+        }
         b.deliver(true, problem);
         return problem;
     }
@@ -192,6 +231,7 @@ public final class StreamBridge {
      */
     private void configure(String config) {
         stream.enable(CALIBRATION).withThreshold(Duration.ZERO);
+        selection.add(CALIBRATION, java.util.Map.of());
         java.util.Set<String> available = new java.util.HashSet<>();
         for (jdk.jfr.EventType t : jdk.jfr.FlightRecorder.getFlightRecorder().getEventTypes()) {
             available.add(t.getName());
@@ -215,22 +255,27 @@ public final class StreamBridge {
             boolean hasFallback = li + 1 < lines.length && lines[li + 1].startsWith("?");
             if (!available.contains(name)) {
                 previousEnabled = false;
-                if (!hasFallback) {
-                    WARNINGS.add("event " + name + " is not available on this JDK (Java "
-                            + Runtime.version().feature() + "); not recorded");
-                }
+                WARNINGS.add("event " + name + " is not available on this JDK (Java "
+                        + Runtime.version().feature() + "); "
+                        + (hasFallback ? lines[li + 1].substring(1).split("\\|")[0].trim() + " is recorded instead"
+                                : "not recorded"));
                 continue;
             }
             previousEnabled = true;
             ENABLED.add(name);
             jdk.jfr.EventSettings es = stream.enable(name);
+            java.util.Map<String, String> settings = new java.util.HashMap<>();
             for (int i = 1; i < parts.length; i++) {
                 int eq = parts[i].indexOf('=');
                 if (eq <= 0) {
                     throw new IllegalArgumentException("bad event setting '" + parts[i] + "' for " + parts[0]);
                 }
-                es.with(parts[i].substring(0, eq).trim(), parts[i].substring(eq + 1).trim());
+                String key = parts[i].substring(0, eq).trim();
+                String value = parts[i].substring(eq + 1).trim();
+                es.with(key, value);
+                settings.put(key, value);
             }
+            selection.add(name, settings);
         }
     }
 
@@ -239,7 +284,13 @@ public final class StreamBridge {
             return;
         }
         try {
-            encoder.add(e);
+            Selection.Decision d = selection.accept(e);
+            if (d == null) {
+                return; // another recording's event type, or below the agent's threshold
+            }
+            long period = d.periodIndex < 0 ? 0
+                    : periods.periodAt(d.periodIndex, SamplingPeriods.epochNanos(e.getStartTime()));
+            encoder.add(e, period);
         } catch (RuntimeException bad) {
             if (!encodeFailed) {
                 encodeFailed = true;
@@ -328,6 +379,11 @@ public final class StreamBridge {
         public void run() {
             b.deliver(false, null);
             b.flushes++;
+            try {
+                b.periods.poll(); // settings changed on a running recording (dated now)
+            } catch (RuntimeException e) {
+                // JFR shutting down: the listener's figures stand.
+            }
         }
     }
 
@@ -420,85 +476,6 @@ public final class StreamBridge {
         @Override
         public void accept(Throwable t) {
             b.deliver(true, "stream failed: " + t);
-        }
-    }
-
-    /**
-     * Forces JFR flushes: {@code MetadataRepository.getInstance().flush()} writes the thread
-     * buffers to the chunk (a flush point, as JFR's own once-a-second flush does), under the
-     * {@code PlatformRecorder} lock as JFR itself takes it around chunk rotation (JDK 25's
-     * {@code PlatformRecorder.flush()} is exactly that); then {@code Utils.notifyFlush()}
-     * ({@code jdk.jfr.internal.Utils} on 17/21, {@code jdk.jfr.internal.util.Utils} on 25) wakes
-     * the stream's reader, which otherwise sleeps up to a second.
-     */
-    private static final class LiveFlusher extends Thread {
-        private final StreamBridge bridge;
-        private final long intervalMillis;
-        private final Object recorder;
-        private final Object repository;
-        private final Method flush;
-        private final Method notifyFlush;
-        private volatile boolean running = true;
-
-        LiveFlusher(StreamBridge bridge, long intervalMillis) throws Exception {
-            super("jfrctx-flusher");
-            setDaemon(true);
-            this.bridge = bridge;
-            this.intervalMillis = intervalMillis;
-            Class<?> access = Class.forName("jdk.jfr.internal.PrivateAccess");
-            Method getAccess = access.getMethod("getInstance");
-            getAccess.setAccessible(true);
-            Method getRecorder = access.getMethod("getPlatformRecorder");
-            getRecorder.setAccessible(true);
-            recorder = getRecorder.invoke(getAccess.invoke(null));
-            Class<?> repo = Class.forName("jdk.jfr.internal.MetadataRepository");
-            Method getRepo = repo.getMethod("getInstance");
-            getRepo.setAccessible(true);
-            repository = getRepo.invoke(null);
-            flush = repo.getMethod("flush");
-            flush.setAccessible(true);
-            Class<?> utils;
-            try {
-                utils = Class.forName("jdk.jfr.internal.util.Utils"); // JDK 22+
-            } catch (ClassNotFoundException e) {
-                utils = Class.forName("jdk.jfr.internal.Utils"); // JDK 17-21
-            }
-            notifyFlush = utils.getMethod("notifyFlush");
-            notifyFlush.setAccessible(true);
-        }
-
-        void flushOnce() throws Exception {
-            synchronized (recorder) {
-                flush.invoke(repository);
-            }
-            notifyFlush.invoke(null);
-        }
-
-        void halt() {
-            running = false;
-            interrupt();
-            try {
-                join(1000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-
-        @Override
-        public void run() {
-            try {
-                while (running && !bridge.ended) {
-                    Thread.sleep(intervalMillis);
-                    if (running && !bridge.ended) {
-                        flushOnce();
-                    }
-                }
-            } catch (InterruptedException stop) {
-                // halted
-            } catch (Throwable t) {
-                System.err.println("jfrctx: warning: live mode stopped (JFR's default latency from now on): "
-                        + (t instanceof java.lang.reflect.InvocationTargetException ? t.getCause() : t));
-            }
         }
     }
 
