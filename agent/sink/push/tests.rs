@@ -41,16 +41,60 @@ fn push_options() {
 }
 
 #[test]
-fn bad_options() {
+fn more_push_options() {
+    let c = parse_with(
+        "push=https://pyro.example/,push_keys=endpoint+thread,push_budget=12,push_tenant=team-a,\
+         push_auth=bearer:PYRO_TOKEN,push_ca=/etc/ca.pem",
+        &no_files,
+    )
+    .unwrap();
+    let p = &c.push;
     assert_eq!(
-        err("push=https://pyro:4040"),
-        "bad push 'https://pyro:4040': https is not supported (jfrctx pushes plain HTTP/1.1; \
-         use an http:// URL, e.g. through a local TLS-terminating proxy)"
+        p.url.as_ref().unwrap().to_string(),
+        "https://pyro.example:443"
     );
+    assert_eq!(
+        p.keys,
+        Some(vec!["endpoint".to_string(), "thread".to_string()])
+    );
+    assert_eq!(p.budget, Some(12));
+    assert_eq!(p.tenant.as_deref(), Some("team-a"));
+    assert_eq!(p.auth, Some(spec::Auth::Bearer("PYRO_TOKEN".into())));
+    assert_eq!(p.ca.as_deref(), Some(Path::new("/etc/ca.pem")));
+    assert_eq!(err("push_budget=5"), "bad push_budget '5': needs push=URL");
+    assert_eq!(
+        err("push_auth=basic:X"),
+        "bad push_auth 'basic:X': needs push=URL"
+    );
+    assert!(err("push=http://a,push_budget=0").starts_with("bad push_budget '0': expected"));
+    assert!(err("push=http://a,push_tenant=a|b").starts_with("bad push_tenant 'a|b'"));
+    assert!(err("push=http://a,push_auth=token").starts_with("bad push_auth 'token'"));
+    assert!(err("push=http://a,push_ca=").starts_with("bad push_ca ''"));
+}
+
+#[test]
+fn a_missing_credential_fails_at_load_without_its_value() {
+    let url = Url::parse("http://127.0.0.1:1").unwrap();
+    let spec = PushSpec {
+        auth: Some(spec::Auth::Bearer("JFRCTX_TEST_NO_SUCH_VAR".into())),
+        ..PushSpec::default()
+    };
+    let e = PushSink::new(url, "app".into(), &spec, &options(&[]), &|_| None)
+        .err()
+        .unwrap();
+    assert_eq!(
+        e,
+        "push_auth: the environment variable JFRCTX_TEST_NO_SUCH_VAR is not set"
+    );
+}
+
+#[test]
+fn bad_options() {
     assert_eq!(
         err("push=http://h:x"),
         "bad push 'http://h:x': bad port 'x'"
     );
+    assert!(err("push=ftp://pyro").starts_with("bad push 'ftp://pyro': unsupported scheme"));
     assert_eq!(err("push_app=shop"), "bad push_app 'shop': needs push=URL");
     assert_eq!(
         err("push_labels=env=ci+a=b"),
@@ -67,11 +111,11 @@ fn bad_options() {
     assert!(err("push=http://a,push_app=a b").starts_with("bad push_app 'a b': expected a name"));
 }
 
-/// Accepts `n` requests on a local port and answers each with `status`; returns the port and
-/// a handle giving the (target, profile) of each.
-/// What the test server took: (request target, form field `profile`) per request.
+/// What the test server took: (request head, body) per request.
 type Taken = Vec<(String, Vec<u8>)>;
 
+/// Accepts `n` requests on a local port and answers each with `status` and a short JSON body
+/// (`Connection: close`); returns the port and a handle giving the (head, body) of each.
 fn server(n: usize, status: u16) -> (u16, std::thread::JoinHandle<Taken>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -101,13 +145,12 @@ fn server(n: usize, status: u16) -> (u16, std::thread::JoinHandle<Taken>) {
                 data.extend_from_slice(&buf[..k]);
             }
             let head = String::from_utf8_lossy(&data[..head_end]).to_string();
-            let target = head.split(' ').nth(1).unwrap().to_string();
-            let body = &data[head_end..];
-            // The one form field: after its part header, up to the closing boundary.
-            let start = body.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-            let end = body.windows(4).rposition(|w| w == b"\r\n--").unwrap();
-            got.push((target, body[start..end].to_vec()));
-            let answer = format!("HTTP/1.1 {status} X\r\nContent-Length: 0\r\n\r\n");
+            got.push((head, data[head_end..].to_vec()));
+            let body = "{\"code\":\"x\",\"message\":\"test answer\"}";
+            let answer = format!(
+                "HTTP/1.1 {status} X\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
             s.write_all(answer.as_bytes()).unwrap();
         }
         got
@@ -135,6 +178,17 @@ fn per_label(p: &Profile, key: &str) -> BTreeMap<String, i64> {
     out
 }
 
+fn new_sink(url: Url) -> (PushSink, PushHandle) {
+    PushSink::new(
+        url,
+        "app".into(),
+        &PushSpec::default(),
+        &options(&[]),
+        &|_| None,
+    )
+    .unwrap()
+}
+
 fn options(cardinality: &[(String, Policy)]) -> SinkOptions {
     SinkOptions {
         period_ns: 10_000_000,
@@ -148,9 +202,16 @@ fn options(cardinality: &[(String, Policy)]) -> SinkOptions {
 fn pushes_intervals_with_labels_and_cardinality() {
     let (port, server) = server(2, 200);
     let url = Url::parse(&format!("http://127.0.0.1:{port}/p")).unwrap();
-    let labels = vec![("env".to_string(), "ci".to_string())];
+    let spec = PushSpec {
+        labels: vec![("env".to_string(), "ci".to_string())],
+        tenant: Some("team-a".into()),
+        auth: Some(spec::Auth::Basic("CRED".into())),
+        ..PushSpec::default()
+    };
     let hash = [("request".to_string(), Policy::Hash)];
-    let (mut sink, handle) = PushSink::new(url, "app".into(), labels, &options(&hash));
+    let env = |v: &str| (v == "CRED").then(|| "u:secret".to_string());
+    let (mut sink, handle) =
+        PushSink::new(url, "app".into(), &spec, &options(&hash), &env).unwrap();
     let a = sample(
         Ok(&[("endpoint", "/a"), ("request", "r1")]),
         "w",
@@ -181,30 +242,48 @@ fn pushes_intervals_with_labels_and_cardinality() {
         per_label(&decode(&got[1].1), "endpoint"),
         BTreeMap::from([("/b".into(), 1)])
     );
-    let target = &got[0].0;
+    let head = &got[0].0;
     assert!(
-        target.starts_with("/p/ingest?name=app%7Benv%3Dci%7D&from="),
-        "{target}"
+        head.starts_with("POST /p/ingest?name=app%7Benv%3Dci%7D&from="),
+        "{head}"
     );
     assert!(
-        target.ends_with("&format=pprof&spyName=jfrctx&sampleRate=100"),
-        "{target}"
+        head.contains("&format=pprof&spyName=jfrctx&sampleRate=100 HTTP/1.1\r\n"),
+        "{head}"
     );
+    let lower = head.to_ascii_lowercase();
+    assert!(
+        lower.contains("\r\ncontent-type: application/octet-stream\r\n"),
+        "{head}"
+    );
+    assert!(lower.contains("\r\nx-scope-orgid: team-a\r\n"), "{head}");
+    let basic = format!("\r\nauthorization: basic {}\r\n", spec::base64(b"u:secret"));
+    assert!(lower.contains(&basic.to_ascii_lowercase()), "{head}");
     assert_eq!(sink.replaced(), vec![("request".to_string(), 3)]);
     let f = handle.figures();
     assert_eq!((f.profiles, f.pushed, f.retried, f.dropped), (2, 2, 0, 0));
+    assert_eq!(sink.undelivered(), 0);
 }
 
 #[test]
 fn a_rejecting_endpoint_drops_without_retry() {
-    let (port, server) = server(1, 400);
+    let (port, server) = server(1, 422);
     let url = Url::parse(&format!("http://127.0.0.1:{port}")).unwrap();
-    let (mut sink, handle) = PushSink::new(url, "app".into(), vec![], &options(&[]));
+    let (mut sink, handle) = new_sink(url);
+    sink.record(&sample(Ok(&[]), "w", &[("M.m", 1)])).unwrap();
     sink.record(&sample(Ok(&[]), "w", &[("M.m", 1)])).unwrap();
     sink.finish().unwrap();
     assert_eq!(server.join().unwrap().len(), 1);
     let f = handle.figures();
-    assert_eq!((f.profiles, f.pushed, f.retried, f.dropped), (1, 0, 0, 1));
+    assert_eq!(
+        (f.profiles, f.pushed, f.refused, f.failed, f.retried, f.dropped),
+        (1, 0, 1, 0, 0, 0)
+    );
+    assert_eq!(
+        f.last_refusal,
+        Some((422, "{\"code\":\"x\",\"message\":\"test answer\"}".into()))
+    );
+    assert_eq!((f.lost_samples, sink.undelivered()), (2, 2));
 }
 
 #[test]
@@ -212,7 +291,7 @@ fn a_dead_endpoint_bounds_finish_and_the_queue() {
     // Accepts connections (backlog) but never answers.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = Url::parse(&format!("http://{}", listener.local_addr().unwrap())).unwrap();
-    let (mut sink, handle) = PushSink::new(url, "app".into(), vec![], &options(&[]));
+    let (mut sink, handle) = new_sink(url);
     let s = sample(Ok(&[]), "w", &[("M.m", 1)]);
     let start = now_ns();
     for i in 1..=12 {
@@ -228,6 +307,9 @@ fn a_dead_endpoint_bounds_finish_and_the_queue() {
     // 13 profiles: the queue kept at most 8 (+1 in flight), nothing was taken.
     assert_eq!(f.profiles, 13);
     assert_eq!(f.pushed, 0);
-    assert_eq!(f.dropped, 13, "{f:?}");
+    // The one in flight at the deadline fails or is dropped; the queue's overflow is dropped.
+    assert_eq!(f.failed + f.dropped, 13, "{f:?}");
+    assert!(f.dropped >= 4, "{f:?}");
+    assert_eq!(f.lost_samples, 13);
     drop(listener);
 }
