@@ -4,7 +4,7 @@ use crate::model::test_samples::sample;
 use crate::sink::proto::Profile;
 use flate2::read::GzDecoder;
 use std::collections::BTreeMap;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::TcpListener;
 
 fn no_files(_: &Path) -> io::Result<String> {
@@ -312,4 +312,105 @@ fn a_dead_endpoint_bounds_finish_and_the_queue() {
     assert!(f.dropped >= 4, "{f:?}");
     assert_eq!(f.lost_samples, 13);
     drop(listener);
+}
+
+/// A local TLS server (rustls, self-signed certificate for 127.0.0.1) answering `n` requests
+/// with 200; returns the port, the certificate as PEM, and the request heads it read.
+fn tls_server(n: usize) -> (u16, String, std::thread::JoinHandle<Vec<String>>) {
+    use std::sync::Arc;
+    let key = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+    let pem = key.cert.pem();
+    let der = rustls::pki_types::CertificateDer::from(key.cert.der().to_vec());
+    let private =
+        rustls::pki_types::PrivateKeyDer::try_from(key.signing_key.serialize_der()).unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![der], private)
+        .unwrap();
+    let config = Arc::new(config);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let handle = std::thread::spawn(move || {
+        let mut heads = Vec::new();
+        for _ in 0..n {
+            let (tcp, _) = listener.accept().unwrap();
+            tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+            let conn = rustls::ServerConnection::new(Arc::clone(&config)).unwrap();
+            let mut tls = rustls::StreamOwned::new(conn, tcp);
+            let mut data = Vec::new();
+            let mut buf = [0u8; 4096];
+            // A failed handshake (the client refused the certificate) ends this connection.
+            let head_end = loop {
+                match tls.read(&mut buf) {
+                    Ok(0) | Err(_) => break None,
+                    Ok(k) => data.extend_from_slice(&buf[..k]),
+                }
+                if let Some(i) = data.windows(4).position(|w| w == b"\r\n\r\n") {
+                    break Some(i + 4);
+                }
+            };
+            let Some(head_end) = head_end else {
+                heads.push(String::new());
+                continue;
+            };
+            let head = String::from_utf8_lossy(&data[..head_end]).to_string();
+            let len: usize = head
+                .to_ascii_lowercase()
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length: ").map(str::to_string))
+                .unwrap()
+                .parse()
+                .unwrap();
+            while data.len() < head_end + len {
+                let k = tls.read(&mut buf).unwrap();
+                data.extend_from_slice(&buf[..k]);
+            }
+            heads.push(head);
+            // A chunked answer: the client must read it as such.
+            tls.write_all(
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n\
+                  2\r\nok\r\n0\r\n\r\n",
+            )
+            .unwrap();
+            tls.conn.send_close_notify();
+            let _ = tls.flush();
+        }
+        heads
+    });
+    (port, pem, handle)
+}
+
+#[test]
+fn https_with_a_trusted_ca_file() {
+    let (port, pem, server) = tls_server(2);
+    let dir = std::env::temp_dir().join(format!("jfrctx-push-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca = dir.join("ca.pem");
+    std::fs::write(&ca, &pem).unwrap();
+    let url = Url::parse(&format!("https://127.0.0.1:{port}/p")).unwrap();
+    // Without the CA file the built-in roots refuse the self-signed certificate: a failure.
+    let c = http::Client::new(&url, None, None, None).unwrap();
+    let e = c
+        .post("/p/ingest?x=1", b"body", Duration::from_secs(5))
+        .unwrap_err();
+    assert!(e.retryable && e.refusal.is_none(), "{e:?}");
+    assert!(e.message.to_lowercase().contains("certificate"), "{e:?}");
+    // With it the profile goes through, the tenant header with it.
+    let c = http::Client::new(&url, Some("t1".into()), None, Some(&ca)).unwrap();
+    c.post("/p/ingest?x=1", b"body", Duration::from_secs(5))
+        .unwrap();
+    let heads = server.join().unwrap();
+    assert_eq!(heads[0], "", "the first handshake must fail");
+    assert!(
+        heads[1].starts_with("POST /p/ingest?x=1 HTTP/1.1\r\n"),
+        "{}",
+        heads[1]
+    );
+    assert!(heads[1]
+        .to_ascii_lowercase()
+        .contains("\r\nx-scope-orgid: t1\r\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }
