@@ -113,6 +113,13 @@ impl LabelPlan {
         self.left_out.contains_key(k)
     }
 
+    /// Counts one sample that lost key `k` before it was aggregated (`k` is left out).
+    pub fn stripped(&mut self, k: &str) {
+        if let Some(n) = self.left_out.get_mut(k) {
+            *n += 1;
+        }
+    }
+
     /// Per key left out (in the order they were), the samples pushed without it.
     pub fn left_out(&self) -> Vec<(String, u64)> {
         self.order

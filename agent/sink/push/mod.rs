@@ -335,8 +335,15 @@ impl Sink for PushSink {
             Some(labeler) => labeler.apply(map),
             None => map.entries.clone(),
         };
-        // Keys never pushed again are not aggregated on.
-        entries.retain(|(k, _)| !self.plan.is_left_out(k));
+        // Keys never pushed again are not aggregated on (and counted as left out).
+        let plan = &mut self.plan;
+        entries.retain(|(k, _)| {
+            let out = plan.is_left_out(k);
+            if out {
+                plan.stripped(k);
+            }
+            !out
+        });
         let mut labeled = s.clone();
         labeled.context = Ok(Arc::new(ContextMap { entries }));
         self.pprof.record(&labeled)

@@ -414,3 +414,43 @@ fn https_with_a_trusted_ca_file() {
         .contains("\r\nx-scope-orgid: t1\r\n"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_key_over_the_budget_leaves_the_pushed_labels_and_is_counted() {
+    let (port, server) = server(2, 200);
+    let url = Url::parse(&format!("http://127.0.0.1:{port}")).unwrap();
+    let spec = PushSpec {
+        budget: Some(2),
+        ..PushSpec::default()
+    };
+    let (mut sink, handle) =
+        PushSink::new(url, "app".into(), &spec, &options(&[]), &|_| None).unwrap();
+    let start = now_ns();
+    for interval in 0..2 {
+        for r in 0..3 {
+            let id = format!("r{interval}-{r}");
+            let s = sample(
+                Ok(&[("endpoint", "/a"), ("request", &id)]),
+                "w",
+                &[("M.m", 1)],
+            );
+            sink.record(&s).unwrap();
+        }
+        sink.flush_at(start + (interval + 1) * 1_000_000_000)
+            .unwrap();
+    }
+    sink.finish().unwrap();
+    let got = server.join().unwrap();
+    for (_, body) in &got {
+        let p = decode(body);
+        assert_eq!(
+            per_label(&p, "endpoint"),
+            BTreeMap::from([("/a".into(), 3)])
+        );
+        assert!(per_label(&p, "request").is_empty());
+    }
+    // 3 samples stripped when the profile was cut, 3 before they were aggregated.
+    let f = handle.figures();
+    assert_eq!(f.left_out, vec![("request".to_string(), 6)]);
+    assert_eq!((f.profiles, f.pushed), (2, 2));
+}
