@@ -125,20 +125,25 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), String> {
         }
     }
     let mut sinks = SinkSet::open_all(&config.sinks, std::process::id())?;
-    let push = config.push.url.clone().map(|url| {
-        let app = config.push.app.clone().unwrap_or_else(|| {
-            let command = jvmti.system_property("sun.java.command");
-            crate::sink::push::spec::app_from_command(command.as_deref())
-        });
-        let (sink, handle) = crate::sink::push::PushSink::new(
-            url,
-            app,
-            config.push.labels.clone(),
-            &config.sink_options,
-        );
-        sinks.push(Box::new(sink));
-        handle
-    });
+    let push = match config.push.url.clone() {
+        None => None,
+        Some(url) => {
+            let app = config.push.app.clone().unwrap_or_else(|| {
+                let command = jvmti.system_property("sun.java.command");
+                crate::sink::push::spec::app_from_command(command.as_deref())
+            });
+            let env = |var: &str| std::env::var(var).ok();
+            let (sink, handle) = crate::sink::push::PushSink::new(
+                url,
+                app,
+                &config.push,
+                &config.sink_options,
+                &env,
+            )?;
+            sinks.push(Box::new(sink));
+            Some(handle)
+        }
+    };
     let core = Core {
         joiner: Joiner::new(config.retention_ns, SAFETY_NS),
         decoder: Decoder::new(),

@@ -22,7 +22,7 @@ use crate::sink::{parse_cardinality, parse_keys};
 pub use crate::sink::{Policy, SinkOptions};
 
 /// Option keys, in the order shown in error messages.
-pub const KNOWN_KEYS: [&str; 20] = [
+pub const KNOWN_KEYS: [&str; 25] = [
     "sink",
     "period",
     "log",
@@ -42,6 +42,11 @@ pub const KNOWN_KEYS: [&str; 20] = [
     "push",
     "push_app",
     "push_labels",
+    "push_keys",
+    "push_budget",
+    "push_tenant",
+    "push_auth",
+    "push_ca",
     "cpu_sampler",
 ];
 
@@ -445,27 +450,12 @@ pub fn parse_with(
         }
         spec.options = config.sink_options.clone();
     }
-    if config.push.url.is_none() {
-        let extra = match (&config.push.app, config.push.labels.is_empty()) {
-            (Some(app), _) => Some(("push_app", app.clone())),
-            (None, false) => {
-                let labels: Vec<String> = config
-                    .push
-                    .labels
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect();
-                Some(("push_labels", labels.join("+")))
-            }
-            (None, true) => None,
-        };
-        if let Some((key, value)) = extra {
-            return Err(ConfigError::BadValue {
-                key,
-                value,
-                why: "needs push=URL".into(),
-            });
-        }
+    if let Some((key, value)) = config.push.orphan() {
+        return Err(ConfigError::BadValue {
+            key,
+            value,
+            why: "needs push=URL".into(),
+        });
     }
     Ok(config)
 }
@@ -516,6 +506,11 @@ struct Layer {
     push: Option<crate::sink::push::spec::Url>,
     push_app: Option<String>,
     push_labels: Option<Vec<(String, String)>>,
+    push_keys: Option<Vec<String>>,
+    push_budget: Option<u32>,
+    push_tenant: Option<String>,
+    push_auth: Option<crate::sink::push::spec::Auth>,
+    push_ca: Option<PathBuf>,
 }
 
 impl Layer {
@@ -640,6 +635,31 @@ impl Layer {
                     .map_err(|why| bad_value(key, value, why))?;
                 once(&mut self.push_labels, "push_labels", v)?
             }
+            "push_keys" => {
+                let v = parse_keys(value).map_err(|why| bad_value(key, value, why))?;
+                once(&mut self.push_keys, "push_keys", v)?
+            }
+            "push_budget" => {
+                let v = crate::sink::push::spec::parse_budget(value)
+                    .map_err(|why| bad_value(key, value, why))?;
+                once(&mut self.push_budget, "push_budget", v)?
+            }
+            "push_tenant" => {
+                let v = crate::sink::push::spec::parse_tenant(value)
+                    .map_err(|why| bad_value(key, value, why))?;
+                once(&mut self.push_tenant, "push_tenant", v)?
+            }
+            "push_auth" => {
+                let v = crate::sink::push::spec::Auth::parse(value)
+                    .map_err(|why| bad_value(key, value, why))?;
+                once(&mut self.push_auth, "push_auth", v)?
+            }
+            "push_ca" => {
+                if value.is_empty() {
+                    return Err(bad_value(key, value, "expected a PEM file".into()));
+                }
+                once(&mut self.push_ca, "push_ca", PathBuf::from(value))?
+            }
             _ => return Err(ConfigError::UnknownOption(key.into())),
         }
         Ok(())
@@ -701,6 +721,12 @@ impl Layer {
         if let Some(v) = self.push_labels {
             config.push.labels = v;
         }
+        let p = &mut config.push;
+        p.keys = self.push_keys.or(p.keys.take());
+        p.budget = self.push_budget.or(p.budget);
+        p.tenant = self.push_tenant.or(p.tenant.take());
+        p.auth = self.push_auth.or(p.auth.take());
+        p.ca = self.push_ca.or(p.ca.take());
     }
 }
 

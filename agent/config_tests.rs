@@ -146,7 +146,8 @@ fn unknown_option_lists_known_ones() {
         err("perod=10ms"),
         "unknown option 'perod' (known: sink, period, log, config, ring, retention, drain, \
          stack_depth, interval, cardinality, collapsed_keys, svg_key, events, throttle, latency, \
-         filter, push, push_app, push_labels, cpu_sampler)"
+         filter, push, push_app, push_labels, push_keys, push_budget, push_tenant, push_auth, \
+         push_ca, cpu_sampler)"
     );
 }
 
@@ -267,7 +268,8 @@ fn config_file_errors() {
         with_files("config=/x", &[("/x", "colour=red\n")]).unwrap_err(),
         "config file /x line 1: unknown option 'colour' (known: sink, period, log, config, \
          ring, retention, drain, stack_depth, interval, cardinality, collapsed_keys, svg_key, \
-         events, throttle, latency, filter, push, push_app, push_labels, cpu_sampler)"
+         events, throttle, latency, filter, push, push_app, push_labels, push_keys, push_budget, \
+         push_tenant, push_auth, push_ca, cpu_sampler)"
     );
     assert_eq!(err("config="), "empty path for config");
 }

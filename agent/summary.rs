@@ -7,8 +7,9 @@
 //! ```
 //!
 //! (all on one line). Invariant: `received = with_context + without_context + unknown + dropped`.
-//! Optional tails: `; push URL profiles=N pushed=N retried=N dropped=N` with `push=` (where
-//! `profiles = pushed + dropped`), `; cardinality: KEY replaced N, ...` when a cardinality
+//! Optional tails: `; push URL profiles=N pushed=N refused=N failed=N retried=N dropped=N
+//! [left_out=KEY:N,...] [(last refusal: HTTP NNN: ANSWER)]` with `push=` (where `profiles =
+//! pushed + refused + failed + dropped`), `; cardinality: KEY replaced N, ...` when a cardinality
 //! policy replaced values, `; cpu_sampler=EVENT period=P` (or `P1..P2`: the shortest and longest
 //! period the CPU samples were really taken at) when a CPU sampler is enabled, and
 //! `; not_selected=N` when the stream saw events of other recordings that `events=` did not
@@ -56,19 +57,31 @@ pub struct Counters {
     pub not_selected: u64,
 }
 
-/// What the push sink did with its profiles; `profiles = pushed + dropped` once it finished.
+/// What the push sink did with its profiles; `profiles = pushed + refused + failed + dropped`
+/// once it finished.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PushFigures {
-    /// The endpoint, `http://host:port/path`.
+    /// The endpoint, `http[s]://host:port/path`.
     pub target: String,
     /// Profiles made (intervals with samples).
     pub profiles: u64,
     /// Profiles the endpoint took (2xx).
     pub pushed: u64,
+    /// Profiles the endpoint refused (4xx other than 408, 429): not retried.
+    pub refused: u64,
+    /// Profiles given up after their attempts failed (5xx, 408, 429, network, timeouts).
+    pub failed: u64,
     /// Attempts after a failed one.
     pub retried: u64,
-    /// Profiles given up: queue full, attempts exhausted, or still unsent at the exit bound.
+    /// Profiles never (fully) tried: dropped from the full queue, or unsent at the exit bound.
     pub dropped: u64,
+    /// The last refusal: status and the first 200 bytes of the answer.
+    pub last_refusal: Option<(u16, String)>,
+    /// Label keys left out of pushed profiles (`push_budget`, trace ids, ...), with the samples
+    /// pushed without them.
+    pub left_out: Vec<(String, u64)>,
+    /// Samples of the profiles not taken (refused, failed, dropped).
+    pub lost_samples: u64,
 }
 
 fn reason_index(r: UnknownReason) -> usize {
@@ -181,9 +194,17 @@ impl Counters {
         if let Some(p) = &self.push {
             let _ = write!(
                 l,
-                "; push {} profiles={} pushed={} retried={} dropped={}",
-                p.target, p.profiles, p.pushed, p.retried, p.dropped
+                "; push {} profiles={} pushed={} refused={} failed={} retried={} dropped={}",
+                p.target, p.profiles, p.pushed, p.refused, p.failed, p.retried, p.dropped
             );
+            if !p.left_out.is_empty() {
+                let keys: Vec<String> =
+                    p.left_out.iter().map(|(k, n)| format!("{k}:{n}")).collect();
+                let _ = write!(l, " left_out={}", keys.join(","));
+            }
+            if let Some((status, answer)) = &p.last_refusal {
+                let _ = write!(l, " (last refusal: HTTP {status}: {answer})");
+            }
         }
         let replaced = replaced_text(&self.replaced);
         if !replaced.is_empty() {
@@ -333,10 +354,15 @@ mod tests {
         c.sinks.push(sink("pprof:/p", 1, 0));
         c.push = Some(PushFigures {
             target: "http://127.0.0.1:4040".into(),
-            profiles: 5,
+            profiles: 7,
             pushed: 3,
+            refused: 2,
+            failed: 1,
             retried: 7,
-            dropped: 2,
+            dropped: 1,
+            last_refusal: Some((422, "{\"code\":\"unknown\"}".into())),
+            left_out: vec![("request".into(), 90), ("thread".into(), 4)],
+            lost_samples: 12,
         });
         let both = vec![("request".to_string(), 1234), ("tenant".to_string(), 0)];
         c.replaced = vec![
@@ -348,8 +374,9 @@ mod tests {
             c.line(),
             "jfrctx: samples received=1 with_context=1 without_context=0 unknown=0 dropped=0; \
              sinks pprof:/p records=1 errors=0; contexts=0 threads=0 lost_entries=0; push \
-             http://127.0.0.1:4040 profiles=5 pushed=3 retried=7 dropped=2; cardinality: \
-             request replaced 1234, tenant replaced 0"
+             http://127.0.0.1:4040 profiles=7 pushed=3 refused=2 failed=1 retried=7 dropped=1 \
+             left_out=request:90,thread:4 (last refusal: HTTP 422: {\"code\":\"unknown\"}); \
+             cardinality: request replaced 1234, tenant replaced 0"
         );
     }
 

@@ -37,6 +37,11 @@ pub trait Sink: Send {
     fn replaced(&self) -> Vec<(String, u64)> {
         Vec::new()
     }
+    /// Samples taken by `record` that never reached their destination (the push sink's
+    /// profiles that were refused, failed or dropped): the summary shows them as errors.
+    fn undelivered(&self) -> u64 {
+        0
+    }
 }
 
 /// Opens the sink described by `spec` now (so an unwritable target fails at agent load), with
@@ -69,7 +74,7 @@ pub fn open(spec: &SinkSpec, pid: u32) -> Result<Box<dyn Sink>, String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SinkStats {
     pub name: String,
-    /// Samples written successfully.
+    /// Samples written successfully (for push: in profiles the endpoint took).
     pub records: u64,
     /// Failed operations: the failing call, then every sample offered after the sink was
     /// disabled (so `records + errors` counts every sample offered, plus failed flushes).
@@ -182,10 +187,13 @@ impl SinkSet {
     pub fn stats(&self) -> Vec<SinkStats> {
         self.entries
             .iter()
-            .map(|e| SinkStats {
-                name: e.sink.name().to_string(),
-                records: e.records,
-                errors: e.errors,
+            .map(|e| {
+                let lost = e.sink.undelivered().min(e.records);
+                SinkStats {
+                    name: e.sink.name().to_string(),
+                    records: e.records - lost,
+                    errors: e.errors + lost,
+                }
             })
             .collect()
     }

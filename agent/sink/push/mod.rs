@@ -1,18 +1,22 @@
 //! Push sink (`push=URL`): every `interval` (default 10 s) the samples of the interval are
-//! encoded as a gzipped pprof profile by [`PprofSink`] (through its public API: one
-//! `PprofSink` per interval) and POSTed to a Pyroscope-compatible `URL/ingest` (see
-//! [`spec::ingest_target`], [`http::post`]), context keys as pprof labels.
+//! encoded as a pprof profile by [`PprofSink`] (through its public API: one `PprofSink` per
+//! interval), its labels chosen by [`labels::LabelPlan`] (a budget of distinct values per key,
+//! span ids per sample), gzipped and POSTed as the request body to a Pyroscope `URL/ingest?...&
+//! format=pprof` (see [`spec::ingest_target`], [`http::Client`]).
 //!
 //! The worker only encodes and queues; the thread `jfrctx-push` (started with the first
 //! profile) sends. The queue holds at most [`policy::QUEUE_CAPACITY`] profiles (a new one drops
-//! the oldest); a failing profile is retried with backoff ([`policy::deliver`]) and then
-//! dropped. The first fault is logged (one warning), later ones only counted: the summary shows
-//! `push URL profiles=N pushed=N retried=N dropped=N`, with `profiles = pushed + dropped`. At
-//! exit the last profile is queued and [`Sink::finish`] waits at most [`EXIT_BOUND`] (plus a
-//! little) for the thread to send what is queued; what is left then is dropped (counted) and the
-//! thread, whose sockets time out by the same deadline, is not waited for.
+//! the oldest); a failing profile is retried with backoff ([`policy::deliver`]) unless the
+//! server refused it (4xx). The first fault of each kind (refusal, failure, drop) is logged with
+//! what happens next, later ones only counted: the summary shows `push URL profiles=N pushed=N
+//! refused=N failed=N retried=N dropped=N`, with `profiles = pushed + refused + failed +
+//! dropped`, and the last refusal's status and answer. At exit the last profile is queued and
+//! [`Sink::finish`] waits at most [`EXIT_BOUND`] (plus a little) for the thread to send what is
+//! queued; what is left then is dropped (counted) and the thread, whose requests time out by the
+//! same deadline, is not waited for.
 
 pub mod http;
+pub mod labels;
 pub mod policy;
 pub mod spec;
 
@@ -30,8 +34,9 @@ use super::pprof::PprofSink;
 use super::{now_ns, Labeler, Policy, Rotation, Sink, SinkOptions};
 use crate::model::{ContextMap, ContextualSample};
 use crate::summary::PushFigures;
+use labels::{LabelPlan, Notice, Reason};
 use policy::{Attempts, Bounded, Outcome};
-use spec::Url;
+use spec::{PushSpec, Url};
 
 /// How long `finish` waits at exit for the queued profiles to be sent.
 pub const EXIT_BOUND: Duration = Duration::from_secs(2);
@@ -44,12 +49,23 @@ struct Job {
     target: String,
     /// Gzipped pprof.
     body: Vec<u8>,
+    /// Samples in it.
+    samples: u64,
+}
+
+/// The kinds of faults, each logged once.
+#[derive(Clone, Copy)]
+enum Fault {
+    Refused,
+    Failed,
+    Dropped,
 }
 
 /// What the worker and the push thread share, under one lock.
 struct State {
     queue: Bounded<Job>,
-    in_flight: bool,
+    /// Samples of the profile being sent (0: none).
+    in_flight: Option<u64>,
     /// Set by `finish`: no more profiles; the thread ends when the queue is empty.
     closed: bool,
     /// The exit deadline, set by `finish`.
@@ -59,8 +75,8 @@ struct State {
     /// The thread has ended.
     done: bool,
     figures: PushFigures,
-    /// The first fault was logged.
-    logged: bool,
+    /// Per [`Fault`]: its first occurrence was logged.
+    logged: [bool; 3],
 }
 
 struct Shared {
@@ -68,19 +84,30 @@ struct Shared {
     /// Signalled on a new job, on close, and when the thread ends.
     wake: Condvar,
     url: Url,
+    client: http::Client,
 }
 
 impl Shared {
-    /// Logs the first fault only.
-    fn fault(&self, state: &mut State, message: &str) {
-        if !state.logged {
-            state.logged = true;
+    /// Logs the first fault of each kind: `message` says what happened and what happens next.
+    fn fault(&self, state: &mut State, kind: Fault, message: &str) {
+        let logged = &mut state.logged[kind as usize];
+        if !*logged {
+            *logged = true;
+            let more = match kind {
+                Fault::Refused => "further refusals",
+                Fault::Failed => "further failures",
+                Fault::Dropped => "further drops",
+            };
             crate::warn!(
-                "push to {} failed: {message}; retrying with backoff, further failures are only \
-                 counted (exit summary)",
+                "push to {}: {message}; {more} are only counted (exit summary)",
                 self.url
             );
         }
+    }
+
+    /// Counts a profile that was not taken.
+    fn lost(&self, state: &mut State, samples: u64) {
+        state.figures.lost_samples += samples;
     }
 }
 
@@ -91,6 +118,8 @@ pub struct PushSink {
     /// The options the per-interval `PprofSink`s get.
     pprof_options: SinkOptions,
     labeler: Option<Labeler>,
+    plan: LabelPlan,
+    budget: u32,
     rotation: Rotation,
     app: String,
     labels: Vec<(String, String)>,
@@ -112,14 +141,20 @@ impl PushHandle {
 }
 
 impl PushSink {
-    /// A sink pushing to `url` as `app` with static `labels`; `options.interval_ns` is the push
-    /// period (default [`spec::DEFAULT_INTERVAL_NS`]). Touches no network until the first push.
+    /// A sink pushing to `url` as `app` with the options of `spec`; `options.interval_ns` is the
+    /// push period (default [`spec::DEFAULT_INTERVAL_NS`]); `env` reads the environment
+    /// (`push_auth`). Touches no network until the first push; the error (a credential that is
+    /// not set, an unreadable `push_ca`) is one line.
     pub fn new(
         url: Url,
         app: String,
-        labels: Vec<(String, String)>,
+        spec: &PushSpec,
         options: &SinkOptions,
-    ) -> (PushSink, PushHandle) {
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(PushSink, PushHandle), String> {
+        let authorization = spec.auth.as_ref().map(|a| a.header(env)).transpose()?;
+        let client =
+            http::Client::new(&url, spec.tenant.clone(), authorization, spec.ca.as_deref())?;
         let now = now_ns();
         let interval = options.interval_ns.unwrap_or(spec::DEFAULT_INTERVAL_NS);
         let pprof_options = SinkOptions {
@@ -128,10 +163,11 @@ impl PushSink {
             ..options.clone()
         };
         let rules = options.cardinality.iter().any(|(_, p)| *p != Policy::Keep);
+        let budget = spec.budget.unwrap_or(spec::DEFAULT_BUDGET);
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 queue: Bounded::new(policy::QUEUE_CAPACITY),
-                in_flight: false,
+                in_flight: None,
                 closed: false,
                 deadline: None,
                 abandoned: false,
@@ -140,26 +176,53 @@ impl PushSink {
                     target: url.to_string(),
                     ..PushFigures::default()
                 },
-                logged: false,
+                logged: [false; 3],
             }),
             wake: Condvar::new(),
             url,
+            client,
         });
         let sink = PushSink {
             name: format!("push:{}", shared.url),
             pprof: PprofSink::new(Path::new("push"), &pprof_options, now),
             pprof_options,
             labeler: rules.then(|| Labeler::new(&options.cardinality)),
+            plan: LabelPlan::new(spec.keys.clone(), budget, spec.labels.len()),
+            budget,
             rotation: Rotation::new(Some(interval), now),
             app,
-            labels,
+            labels: spec.labels.clone(),
             sample_rate: spec::sample_rate(options.period_ns),
             samples: 0,
             shared: Arc::clone(&shared),
             thread_started: false,
             finished: false,
         };
-        (sink, PushHandle(shared))
+        Ok((sink, PushHandle(shared)))
+    }
+
+    /// Logs a key newly left out of pushed labels.
+    fn notice(&self, n: &Notice) {
+        let why = match n.reason {
+            Reason::Budget(d) => format!(
+                "it took {d} distinct values, over push_budget={} (each label set is a \
+                 Pyroscope series)",
+                self.budget
+            ),
+            Reason::Trace => "it holds trace ids, which would make one Pyroscope series per \
+                              trace (Pyroscope keeps only span_id per sample)"
+                .into(),
+            Reason::BadName => "Pyroscope refuses this label name".into(),
+            Reason::TooManyKeys => {
+                format!("a series may have at most {} such labels", labels::MAX_KEYS)
+            }
+        };
+        crate::warn!(
+            "push to {}: label {} is left out of pushed profiles from now on: {why}; the other \
+             sinks keep it (push_keys= chooses the pushed labels)",
+            self.shared.url,
+            n.key
+        );
     }
 
     /// Ends the current interval at `now_ns`: its profile (when it holds samples) is queued.
@@ -169,7 +232,15 @@ impl PushSink {
         if std::mem::take(&mut self.samples) == 0 {
             return Ok(());
         }
-        let profile = done.profile(now_ns);
+        let mut profile = done.profile(now_ns);
+        for n in self.plan.prepare(&mut profile) {
+            self.notice(&n);
+        }
+        let samples = profile
+            .sample
+            .iter()
+            .map(|s| s.value.first().copied().unwrap_or(0).max(0) as u64)
+            .sum();
         let from_s = profile.time_nanos.div_euclid(1_000_000_000);
         let until_s = (profile.time_nanos.saturating_add(profile.duration_nanos) + 999_999_999)
             / 1_000_000_000;
@@ -185,19 +256,28 @@ impl PushSink {
                 self.sample_rate,
             ),
             body: gz.finish()?,
+            samples,
         };
         self.enqueue(job);
+        let left_out = self.plan.left_out();
+        self.shared.state.lock().figures.left_out = left_out;
         Ok(())
     }
 
     fn enqueue(&mut self, job: Job) {
         let mut st = self.shared.state.lock();
         st.figures.profiles += 1;
-        if st.queue.push(job).is_some() {
+        if let Some(old) = st.queue.push(job) {
             st.figures.dropped += 1;
+            self.shared.lost(&mut st, old.samples);
             self.shared.fault(
                 &mut st,
-                "the queue is full (the endpoint is too slow or down)",
+                Fault::Dropped,
+                &format!(
+                    "{} profiles wait already (the endpoint is slow or down); the oldest is \
+                     dropped to keep the newest",
+                    policy::QUEUE_CAPACITY
+                ),
             );
         }
         drop(st);
@@ -212,9 +292,15 @@ impl PushSink {
                 let mut st = self.shared.state.lock();
                 st.done = true;
                 st.abandoned = true;
-                st.figures.dropped += st.queue.clear() as u64;
-                self.shared
-                    .fault(&mut st, &format!("cannot start the push thread: {e}"));
+                while let Some(j) = st.queue.pop() {
+                    st.figures.dropped += 1;
+                    self.shared.lost(&mut st, j.samples);
+                }
+                self.shared.fault(
+                    &mut st,
+                    Fault::Dropped,
+                    &format!("cannot start the push thread ({e}); profiles are dropped"),
+                );
             }
         }
     }
@@ -238,16 +324,29 @@ impl Sink for PushSink {
             return Err(io::Error::other("record after finish"));
         }
         self.samples += 1;
-        match (&mut self.labeler, &s.context) {
-            (Some(labeler), Ok(map)) => {
-                let mut labeled = s.clone();
-                labeled.context = Ok(Arc::new(ContextMap {
-                    entries: labeler.apply(map),
-                }));
-                self.pprof.record(&labeled)
-            }
-            _ => self.pprof.record(s),
+        let Ok(map) = &s.context else {
+            return self.pprof.record(s);
+        };
+        let strip = map.entries.iter().any(|(k, _)| self.plan.is_left_out(k));
+        if self.labeler.is_none() && !strip {
+            return self.pprof.record(s);
         }
+        let mut entries = match &mut self.labeler {
+            Some(labeler) => labeler.apply(map),
+            None => map.entries.clone(),
+        };
+        // Keys never pushed again are not aggregated on (and counted as left out).
+        let plan = &mut self.plan;
+        entries.retain(|(k, _)| {
+            let out = plan.is_left_out(k);
+            if out {
+                plan.stripped(k);
+            }
+            !out
+        });
+        let mut labeled = s.clone();
+        labeled.context = Ok(Arc::new(ContextMap { entries }));
+        self.pprof.record(&labeled)
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -271,12 +370,25 @@ impl Sink for PushSink {
             st.abandoned = true;
         }
         // Normally nothing is left; else what is queued or in flight is dropped.
-        let left = st.queue.clear() as u64 + u64::from(st.abandoned && st.in_flight);
+        let mut left = 0;
+        while let Some(j) = st.queue.pop() {
+            left += 1;
+            self.shared.lost(&mut st, j.samples);
+        }
+        if let (true, Some(samples)) = (st.abandoned, st.in_flight) {
+            left += 1;
+            self.shared.lost(&mut st, samples);
+        }
         if left > 0 {
             st.figures.dropped += left;
             self.shared.fault(
                 &mut st,
-                "the endpoint did not take the profiles before exit",
+                Fault::Dropped,
+                &format!(
+                    "{left} profile(s) were not sent within the exit bound of {} s and are \
+                     dropped",
+                    EXIT_BOUND.as_secs()
+                ),
             );
         }
         cut
@@ -287,6 +399,10 @@ impl Sink for PushSink {
             .as_ref()
             .map(Labeler::replaced)
             .unwrap_or_default()
+    }
+
+    fn undelivered(&self) -> u64 {
+        self.shared.state.lock().figures.lost_samples
     }
 }
 
@@ -300,7 +416,7 @@ fn run(shared: &Shared) {
                     return;
                 }
                 if let Some(job) = st.queue.pop() {
-                    st.in_flight = true;
+                    st.in_flight = Some(job.samples);
                     break job;
                 }
                 if st.closed {
@@ -316,23 +432,37 @@ fn run(shared: &Shared) {
         }))
         .unwrap_or_else(|_| Outcome {
             pushed: false,
+            attempts: 0,
             retries: 0,
             error: Some("internal error while sending".into()),
+            refused: None,
         });
         let mut st = shared.state.lock();
-        st.in_flight = false;
+        st.in_flight = None;
         if st.abandoned {
             return;
         }
-        st.figures.retried += u64::from(outcome.retries);
+        let f = &mut st.figures;
+        f.retried += u64::from(outcome.retries);
         if outcome.pushed {
-            st.figures.pushed += 1;
+            f.pushed += 1;
+            continue;
+        }
+        if outcome.refused.is_some() {
+            f.refused += 1;
+            f.last_refusal.clone_from(&outcome.refused);
+        } else if outcome.attempts > 0 {
+            f.failed += 1;
         } else {
-            st.figures.dropped += 1;
+            f.dropped += 1;
+            let e = outcome.error.unwrap_or_default();
+            shared.fault(
+                &mut st,
+                Fault::Dropped,
+                &format!("{e}; the profile is dropped"),
+            );
         }
-        if let Some(e) = &outcome.error {
-            shared.fault(&mut st, e);
-        }
+        shared.lost(&mut st, job.samples);
     }
 }
 
@@ -358,7 +488,32 @@ impl Attempts for Net<'_> {
     }
 
     fn send(&mut self, timeout: Duration) -> Result<(), http::SendError> {
-        http::post(&self.shared.url, &self.job.target, &self.job.body, timeout)
+        self.shared
+            .client
+            .post(&self.job.target, &self.job.body, timeout)
+    }
+
+    fn failed(&mut self, e: &http::SendError, retry_in: Option<Duration>) {
+        let mut st = self.shared.state.lock();
+        if let Some((status, answer)) = &e.refusal {
+            let message = format!(
+                "the server refused a profile: HTTP {status}: {answer}; that profile is dropped \
+                 (a refusal is not retried), later ones are still sent"
+            );
+            self.shared.fault(&mut st, Fault::Refused, &message);
+            return;
+        }
+        let next = match retry_in {
+            Some(d) => format!(
+                "retrying in {:.1} s (at most {} attempts per profile), then the profile is \
+                 dropped and later ones are still sent",
+                d.as_secs_f64(),
+                policy::MAX_ATTEMPTS
+            ),
+            None => "the profile is dropped, later ones are still sent".into(),
+        };
+        let message = format!("sending failed: {}; {next}", e.message);
+        self.shared.fault(&mut st, Fault::Failed, &message);
     }
 
     /// Waits `d`; wakes early when the exit deadline is set meanwhile (the attempt loop then

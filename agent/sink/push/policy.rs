@@ -81,16 +81,23 @@ pub trait Attempts {
     fn send(&mut self, timeout: Duration) -> Result<(), SendError>;
     /// Waits `d`, or less when the deadline appears meanwhile.
     fn pause(&mut self, d: Duration);
+    /// An attempt failed with `e`; `retry_in` is the pause before the next attempt, `None`
+    /// when the profile is given up.
+    fn failed(&mut self, _e: &SendError, _retry_in: Option<Duration>) {}
 }
 
 /// How one profile ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Outcome {
     pub pushed: bool,
+    /// Attempts made (0: no time was left for one).
+    pub attempts: u32,
     /// Attempts after the first.
     pub retries: u32,
     /// The last failure (also when a retry then succeeded).
     pub error: Option<String>,
+    /// The server refused the profile (status, start of its answer): not retried.
+    pub refused: Option<(u16, String)>,
 }
 
 /// Sends one profile: up to [`MAX_ATTEMPTS`] attempts with [`backoff`] pauses between them, no
@@ -99,8 +106,10 @@ pub struct Outcome {
 pub fn deliver(env: &mut dyn Attempts) -> Outcome {
     let mut out = Outcome {
         pushed: false,
+        attempts: 0,
         retries: 0,
         error: None,
+        refused: None,
     };
     loop {
         let left = env.deadline().map(|d| d.saturating_sub(env.now()));
@@ -110,21 +119,24 @@ pub fn deliver(env: &mut dyn Attempts) -> Outcome {
                 .get_or_insert_with(|| "no time left before exit".into());
             return out;
         }
+        out.attempts += 1;
         match env.send(timeout) {
             Ok(()) => {
                 out.pushed = true;
                 return out;
             }
             Err(e) => {
-                out.error = Some(e.message);
-                if !e.retryable || out.retries + 1 >= MAX_ATTEMPTS {
-                    return out;
-                }
+                out.error = Some(e.message.clone());
+                out.refused.clone_from(&e.refusal);
                 let wait = backoff(out.retries + 1);
-                if let Some(d) = env.deadline() {
-                    if env.now() + wait + MIN_ATTEMPT > d {
-                        return out;
-                    }
+                let give_up = !e.retryable
+                    || out.retries + 1 >= MAX_ATTEMPTS
+                    || env
+                        .deadline()
+                        .is_some_and(|d| env.now() + wait + MIN_ATTEMPT > d);
+                env.failed(&e, (!give_up).then_some(wait));
+                if give_up {
+                    return out;
                 }
                 out.retries += 1;
                 env.pause(wait);
@@ -164,10 +176,7 @@ mod tests {
     }
 
     fn down() -> Result<(), SendError> {
-        Err(SendError {
-            message: "refused".into(),
-            retryable: true,
-        })
+        Err(SendError::retry("refused".into()))
     }
 
     impl Attempts for Fake {
@@ -218,7 +227,10 @@ mod tests {
     fn first_success() {
         let mut f = fake(vec![Ok(())]);
         let o = deliver(&mut f);
-        assert_eq!((o.pushed, o.retries, o.error), (true, 0, None));
+        assert_eq!(
+            (o.pushed, o.attempts, o.retries, o.error),
+            (true, 1, 0, None)
+        );
         assert_eq!(f.sends, [(Duration::ZERO, ATTEMPT_TIMEOUT)]);
     }
 
@@ -244,13 +256,11 @@ mod tests {
 
     #[test]
     fn a_permanent_error_is_not_retried() {
-        let mut f = fake(vec![Err(SendError {
-            message: "HTTP status 400".into(),
-            retryable: false,
-        })]);
+        let mut f = fake(vec![super::super::http::check_status(400, "bad")]);
         let o = deliver(&mut f);
-        assert_eq!((o.pushed, o.retries), (false, 0));
-        assert_eq!(o.error.as_deref(), Some("HTTP status 400"));
+        assert_eq!((o.pushed, o.attempts, o.retries), (false, 1, 0));
+        assert_eq!(o.error.as_deref(), Some("HTTP 400: bad"));
+        assert_eq!(o.refused, Some((400, "bad".into())));
     }
 
     #[test]
@@ -285,6 +295,7 @@ mod tests {
         let o = deliver(&mut f);
         assert!(!o.pushed);
         assert!(f.sends.is_empty());
+        assert_eq!(o.attempts, 0);
         assert_eq!(o.error.as_deref(), Some("no time left before exit"));
     }
 }

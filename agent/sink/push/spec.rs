@@ -1,5 +1,6 @@
-//! The push options (`push=URL`, `push_app=NAME`, `push_labels=K=V+K=V`) and the ingest request
-//! line they give (pure).
+//! The push options (`push=URL`, `push_app=NAME`, `push_labels=K=V+K=V`, `push_keys=K+K`,
+//! `push_budget=N`, `push_tenant=ID`, `push_auth=basic:VAR|bearer:VAR`, `push_ca=FILE`) and the
+//! ingest request they give (pure).
 
 use std::fmt;
 
@@ -8,9 +9,16 @@ pub const DEFAULT_INTERVAL_NS: i64 = 10_000_000_000;
 /// Application name when neither `push_app` nor the JVM's main class/jar gives one.
 pub const DEFAULT_APP: &str = "jfrctx";
 
-/// A plain-HTTP endpoint: `http://HOST[:PORT][/PATH]`.
+/// Default of `push_budget`: distinct values a label key may take in one interval.
+pub const DEFAULT_BUDGET: u32 = 32;
+/// Largest `push_budget`.
+pub const BUDGET_MAX: u32 = 10_000;
+
+/// An endpoint: `http[s]://HOST[:PORT][/PATH]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Url {
+    /// `https://` (TLS).
+    pub https: bool,
     pub host: String,
     pub port: u16,
     /// Empty or `/a/b` (no trailing `/`); `/ingest` is appended to it.
@@ -18,21 +26,18 @@ pub struct Url {
 }
 
 impl Url {
-    /// Parses `http://HOST[:PORT][/PATH]` (`[IPv6]` hosts too). The error says what is wrong.
+    /// Parses `http[s]://HOST[:PORT][/PATH]` (`[IPv6]` hosts too). The error says what is
+    /// wrong.
     pub fn parse(s: &str) -> Result<Url, String> {
-        let rest = match s.split_once("://") {
-            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
-            Some((scheme, _)) if scheme.eq_ignore_ascii_case("https") => {
-                return Err(
-                    "https is not supported (jfrctx pushes plain HTTP/1.1; use an \
-                            http:// URL, e.g. through a local TLS-terminating proxy)"
-                        .into(),
-                )
-            }
+        let (https, rest) = match s.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => (false, rest),
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("https") => (true, rest),
             Some((scheme, _)) => {
-                return Err(format!("unsupported scheme '{scheme}' (use http://)"))
+                return Err(format!(
+                    "unsupported scheme '{scheme}' (use http:// or https://)"
+                ))
             }
-            None => return Err("expected http://HOST[:PORT][/PATH]".into()),
+            None => return Err("expected http[s]://HOST[:PORT][/PATH]".into()),
         };
         if rest.contains(['?', '#']) {
             return Err("a query or fragment is not allowed (the agent adds /ingest?...)".into());
@@ -60,6 +65,7 @@ impl Url {
             return Err("missing or bad host".into());
         }
         let port = match port {
+            None if https => 443,
             None => 80,
             Some(p) => match p.parse::<u16>() {
                 Ok(n) if n > 0 => n,
@@ -67,10 +73,17 @@ impl Url {
             },
         };
         Ok(Url {
+            https,
             host: host.to_string(),
             port,
             path: path.to_string(),
         })
+    }
+
+    /// `http[s]://host:port` (no path).
+    pub fn origin(&self) -> String {
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://{}", self.authority())
     }
 
     /// `host:port` as it goes into the `Host` header and into `connect`.
@@ -85,7 +98,7 @@ impl Url {
 
 impl fmt::Display for Url {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "http://{}{}", self.authority(), self.path)
+        write!(f, "{}{}", self.origin(), self.path)
     }
 }
 
@@ -97,6 +110,153 @@ pub struct PushSpec {
     pub app: Option<String>,
     /// `push_labels=K=V+K=V`, in the order given.
     pub labels: Vec<(String, String)>,
+    /// `push_keys=K+K`: exactly these sample label keys are pushed (no budget); `None`: every
+    /// key within the budget.
+    pub keys: Option<Vec<String>>,
+    /// `push_budget=N` (`None`: [`DEFAULT_BUDGET`]).
+    pub budget: Option<u32>,
+    /// `push_tenant=ID`: sent as `X-Scope-OrgID`.
+    pub tenant: Option<String>,
+    /// `push_auth=basic:VAR|bearer:VAR`: the credentials are read from the environment
+    /// variable `VAR` when the agent loads.
+    pub auth: Option<Auth>,
+    /// `push_ca=FILE`: PEM certificates trusted for https instead of the built-in roots.
+    pub ca: Option<std::path::PathBuf>,
+}
+
+impl PushSpec {
+    /// Without `push=URL`: the first other push option given (key, value), which then has no
+    /// meaning.
+    pub fn orphan(&self) -> Option<(&'static str, String)> {
+        if self.url.is_some() {
+            return None;
+        }
+        let labels = || {
+            let l: Vec<String> = self
+                .labels
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            l.join("+")
+        };
+        let path = |p: &std::path::PathBuf| p.display().to_string();
+        [
+            ("push_app", self.app.clone()),
+            ("push_labels", (!self.labels.is_empty()).then(labels)),
+            ("push_keys", self.keys.as_ref().map(|k| k.join("+"))),
+            ("push_budget", self.budget.map(|b| b.to_string())),
+            ("push_tenant", self.tenant.clone()),
+            ("push_auth", self.auth.as_ref().map(Auth::to_string)),
+            ("push_ca", self.ca.as_ref().map(path)),
+        ]
+        .into_iter()
+        .find_map(|(k, v)| Some((k, v?)))
+    }
+}
+
+/// `push_auth=`: the scheme and the environment variable holding the credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Auth {
+    /// `basic:VAR`, `VAR` holding `USER:PASSWORD`.
+    Basic(String),
+    /// `bearer:VAR`, `VAR` holding the token.
+    Bearer(String),
+}
+
+impl Auth {
+    /// `basic:VAR` or `bearer:VAR`.
+    pub fn parse(s: &str) -> Result<Auth, String> {
+        let (scheme, var) = s.split_once(':').unwrap_or((s, ""));
+        let var_ok = !var.is_empty()
+            && var.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !var.starts_with(|c: char| c.is_ascii_digit());
+        if !var_ok {
+            return Err(
+                "expected basic:VAR or bearer:VAR, VAR naming an environment variable".into(),
+            );
+        }
+        match scheme {
+            "basic" => Ok(Auth::Basic(var.into())),
+            "bearer" => Ok(Auth::Bearer(var.into())),
+            _ => Err(format!("unknown scheme '{scheme}' (basic or bearer)")),
+        }
+    }
+
+    /// The `Authorization` header value, from `lookup(VAR)` (the process environment). The
+    /// error names the variable, never its value.
+    pub fn header(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
+        let (var, basic) = match self {
+            Auth::Basic(v) => (v, true),
+            Auth::Bearer(v) => (v, false),
+        };
+        let value = lookup(var)
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| format!("push_auth: the environment variable {var} is not set"))?;
+        if value.contains(|c: char| c.is_control()) {
+            return Err(format!(
+                "push_auth: the environment variable {var} holds control characters"
+            ));
+        }
+        if basic {
+            if !value.contains(':') {
+                return Err(format!(
+                    "push_auth: the environment variable {var} must hold USER:PASSWORD"
+                ));
+            }
+            Ok(format!("Basic {}", base64(value.as_bytes())))
+        } else {
+            Ok(format!("Bearer {value}"))
+        }
+    }
+}
+
+impl fmt::Display for Auth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Auth::Basic(v) => write!(f, "basic:{v}"),
+            Auth::Bearer(v) => write!(f, "bearer:{v}"),
+        }
+    }
+}
+
+/// Standard base64 with padding (RFC 4648), for basic auth.
+pub fn base64(data: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[(n >> (18 - 6 * i)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// `push_tenant=ID`: 1 to 150 characters among letters, digits and `!-_.*'()` (the tenant ids
+/// Grafana's multi-tenant servers accept).
+pub fn parse_tenant(s: &str) -> Result<String, String> {
+    let ok = |c: char| c.is_ascii_alphanumeric() || "!-_.*'()".contains(c);
+    if s.is_empty() || s.len() > 150 || !s.chars().all(ok) || s == "." || s == ".." {
+        return Err("expected 1 to 150 letters, digits or !-_.*'()".into());
+    }
+    Ok(s.to_string())
+}
+
+/// `push_budget=N`, 1 to [`BUDGET_MAX`].
+pub fn parse_budget(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(n) if (1..=BUDGET_MAX).contains(&n) => Ok(n),
+        _ => Err(format!("expected a number from 1 to {BUDGET_MAX}")),
+    }
 }
 
 fn app_char(c: char) -> bool {
@@ -178,7 +338,9 @@ pub fn percent_encode(s: &str) -> String {
 }
 
 /// The request target of one push: `PATH/ingest?name=APP{k=v,...}&from=S&until=S&format=pprof&
-/// spyName=jfrctx&sampleRate=HZ` (`name` percent-encoded; `until` at least `from + 1`).
+/// spyName=jfrctx&sampleRate=HZ` (`name` percent-encoded; `until` at least `from + 1`). The body
+/// is the gzipped pprof itself: with `format=pprof` Pyroscope's `/ingest` reads the whole body as
+/// one (gzipped or plain) pprof, so a multipart form must not carry `format=pprof`.
 pub fn ingest_target(
     url: &Url,
     app: &str,
@@ -219,12 +381,16 @@ mod tests {
         assert_eq!(
             url("http://127.0.0.1:4040"),
             Url {
+                https: false,
                 host: "127.0.0.1".into(),
                 port: 4040,
                 path: String::new()
             }
         );
         assert_eq!(url("http://pyro/").port, 80);
+        let tls = url("HTTPS://pyro.example/p/");
+        assert_eq!((tls.https, tls.port), (true, 443));
+        assert_eq!(tls.to_string(), "https://pyro.example:443/p");
         assert_eq!(url("http://pyro/").path, "");
         assert_eq!(url("HTTP://pyro:1/a/b/").path, "/a/b");
         let v6 = url("http://[::1]:4040/p");
@@ -237,9 +403,8 @@ mod tests {
     #[test]
     fn bad_urls() {
         let e = |s: &str| Url::parse(s).unwrap_err();
-        assert!(e("https://pyro:4040").starts_with("https is not supported"));
         assert!(e("ftp://x").starts_with("unsupported scheme 'ftp'"));
-        assert!(e("pyro:4040").starts_with("expected http://"));
+        assert!(e("pyro:4040").starts_with("expected http[s]://"));
         assert_eq!(e("http://h:0"), "bad port '0'");
         assert_eq!(e("http://h:99999"), "bad port '99999'");
         assert_eq!(e("http://h:"), "bad port ''");
@@ -305,6 +470,67 @@ mod tests {
             "/ingest?name=a%7B%7D&from=5&until=6&format=pprof&spyName=jfrctx&sampleRate=1"
         );
         assert_eq!(percent_encode("a b/ü"), "a%20b%2F%C3%BC");
+    }
+
+    #[test]
+    fn auth_tenant_budget() {
+        assert_eq!(
+            Auth::parse("bearer:PYRO_TOKEN"),
+            Ok(Auth::Bearer("PYRO_TOKEN".into()))
+        );
+        assert_eq!(Auth::parse("basic:P"), Ok(Auth::Basic("P".into())));
+        assert!(Auth::parse("digest:P")
+            .unwrap_err()
+            .starts_with("unknown scheme"));
+        assert!(Auth::parse("basic:")
+            .unwrap_err()
+            .starts_with("expected basic:VAR"));
+        assert!(Auth::parse("basic:1X").is_err());
+        let env = |v: &str| match v {
+            "B" => Some("user:pa:ss".to_string()),
+            "T" => Some("tok-123".to_string()),
+            "NOCOLON" => Some("user".to_string()),
+            _ => None,
+        };
+        assert_eq!(
+            Auth::Basic("B".into()).header(&env),
+            Ok(format!("Basic {}", base64(b"user:pa:ss")))
+        );
+        assert_eq!(
+            Auth::Bearer("T".into()).header(&env),
+            Ok("Bearer tok-123".into())
+        );
+        let missing = Auth::Bearer("NOPE".into()).header(&env).unwrap_err();
+        assert_eq!(
+            missing,
+            "push_auth: the environment variable NOPE is not set"
+        );
+        let e = Auth::Basic("NOCOLON".into()).header(&env).unwrap_err();
+        assert!(
+            e.ends_with("must hold USER:PASSWORD") && !e.contains("user"),
+            "{e}"
+        );
+        // RFC 4648 test vectors.
+        let b = |s: &str| base64(s.as_bytes());
+        assert_eq!(
+            [
+                b(""),
+                b("f"),
+                b("fo"),
+                b("foo"),
+                b("foob"),
+                b("fooba"),
+                b("foobar")
+            ],
+            ["", "Zg==", "Zm8=", "Zm9v", "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"]
+        );
+        assert_eq!(parse_tenant("team-a_1").unwrap(), "team-a_1");
+        assert!(parse_tenant("a|b").is_err());
+        assert!(parse_tenant("").is_err());
+        assert!(parse_tenant(&"x".repeat(151)).is_err());
+        assert_eq!(parse_budget("20"), Ok(20));
+        assert!(parse_budget("0").is_err());
+        assert!(parse_budget("10001").is_err());
     }
 
     #[test]
