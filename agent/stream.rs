@@ -5,7 +5,7 @@
 //! compiled by `build.rs` and defined at VMInit, so the agent works without anything on the
 //! application's class path. The facade jar finds `dev.jfrctx.agent.Natives` reflectively.
 
-use jni::objects::{JClassLoader, JString, JValue};
+use jni::objects::{JClassLoader, JObject, JString, JValue};
 use jni::strings::JNIStr;
 use jni::{jni_sig, jni_str, Env, NativeMethod};
 
@@ -36,6 +36,12 @@ const NATIVES: &JNIStr = jni_str!("dev/jfrctx/agent/Natives");
 pub fn start(env: &mut Env<'_>, events: &str, fns: &NativeFns) -> Result<(), String> {
     require_jfr(env)?;
     define_classes(env)?;
+    if let Err(msg) = export_unsafe(env) {
+        crate::warn!(
+            "the ring writer is unavailable ({msg}); context switches are written through a \
+             buffer view, which is slower"
+        );
+    }
     register_natives(env, fns)?;
     let config = JString::from_str(env, events).map_err(|e| format!("{e}"))?;
     let result = env
@@ -242,31 +248,44 @@ pub fn start_live(env: &mut Env<'_>, interval_ms: i64) -> Result<(), String> {
     Err(s.try_to_string(env).unwrap_or_else(|e| format!("{e}")))
 }
 
+/// The module of `class` (a class object or a class name to find).
+fn module_of<'l>(env: &mut Env<'l>, class: &JNIStr, what: &str) -> Result<JObject<'l>, String> {
+    let c = env.find_class(class).map_err(|e| describe(env, what, e))?;
+    env.call_method(
+        &c,
+        jni_str!("getModule"),
+        jni_sig!("()Ljava/lang/Module;"),
+        &[],
+    )
+    .and_then(|v| v.l())
+    .map_err(|e| describe(env, &format!("{what}.class.getModule"), e))
+}
+
+/// Exports `jdk.internal.misc` of `java.base` to the bridge's module only (the unnamed module of
+/// the boot loader), for `RingWriter`: the private `Module.implAddExports(String, Module)`,
+/// present with this signature on JDK 17, 21 and 25 (JNI ignores access checks), as
+/// `open_jfr_internals` does for `latency=live`.
+fn export_unsafe(env: &mut Env<'_>) -> Result<(), String> {
+    let base = module_of(env, jni_str!("java/lang/Object"), "java.lang.Object")?;
+    let bridge = module_of(env, BRIDGE, "StreamBridge")?;
+    let name = JString::from_str(env, "jdk.internal.misc").map_err(|e| format!("{e}"))?;
+    env.call_method(
+        &base,
+        jni_str!("implAddExports"),
+        jni_sig!("(Ljava/lang/String;Ljava/lang/Module;)V"),
+        &[JValue::Object(&name), JValue::Object(&bridge)],
+    )
+    .map_err(|e| describe(env, "exporting jdk.internal.misc", e))?;
+    Ok(())
+}
+
 fn open_jfr_internals(env: &mut Env<'_>) -> Result<(), String> {
-    let jfr_class = env
-        .find_class(jni_str!("jdk/jfr/FlightRecorder"))
-        .map_err(|e| describe(env, "jdk.jfr.FlightRecorder", e))?;
-    let jfr_module = env
-        .call_method(
-            &jfr_class,
-            jni_str!("getModule"),
-            jni_sig!("()Ljava/lang/Module;"),
-            &[],
-        )
-        .and_then(|v| v.l())
-        .map_err(|e| describe(env, "FlightRecorder.class.getModule", e))?;
-    let bridge_class = env
-        .find_class(BRIDGE)
-        .map_err(|e| describe(env, "StreamBridge", e))?;
-    let bridge_module = env
-        .call_method(
-            &bridge_class,
-            jni_str!("getModule"),
-            jni_sig!("()Ljava/lang/Module;"),
-            &[],
-        )
-        .and_then(|v| v.l())
-        .map_err(|e| describe(env, "StreamBridge.class.getModule", e))?;
+    let jfr_module = module_of(
+        env,
+        jni_str!("jdk/jfr/FlightRecorder"),
+        "jdk.jfr.FlightRecorder",
+    )?;
+    let bridge_module = module_of(env, BRIDGE, "StreamBridge")?;
     for (pkg, required) in [("jdk.jfr.internal", true), ("jdk.jfr.internal.util", false)] {
         let name = JString::from_str(env, pkg).map_err(|e| format!("{e}"))?;
         let r = env.call_method(

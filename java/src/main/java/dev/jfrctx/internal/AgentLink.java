@@ -19,10 +19,19 @@ import java.nio.ByteBuffer;
 public final class AgentLink {
 
     private static final String NATIVES = "dev.jfrctx.agent.Natives";
+    private static final String RING_WRITER = "dev.jfrctx.agent.RingWriter";
 
     private static final MethodHandle INTERN;
     private static final MethodHandle REGISTER;
     private static final MethodHandle RELEASE;
+
+    /**
+     * {@code RingWriter.transition(long ring, long mask, long id) → long n} and
+     * {@code RingWriter.address(ByteBuffer) → long}; null when the agent has no ring writer (it
+     * could not export what that needs): rings are then written through their {@code LongBuffer}.
+     */
+    static final MethodHandle RING_TRANSITION;
+    static final MethodHandle BUFFER_ADDRESS;
 
     /**
      * Whether the agent may still be called. Written once (true → false) on the first failure. Plain
@@ -60,6 +69,22 @@ public final class AgentLink {
         REGISTER = register;
         RELEASE = release;
         live = release != null;
+        MethodHandle transition = null;
+        MethodHandle address = null;
+        if (live) {
+            try {
+                Class<?> writer = Class.forName(RING_WRITER, true, null);
+                MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+                transition = lookup.findStatic(writer, "transition",
+                        MethodType.methodType(long.class, long.class, long.class, long.class));
+                address = lookup.findStatic(writer, "address", MethodType.methodType(long.class, ByteBuffer.class));
+            } catch (Throwable absent) {
+                // No ring writer (an older agent, or the export failed: the agent said so).
+                transition = address = null;
+            }
+        }
+        RING_TRANSITION = transition;
+        BUFFER_ADDRESS = address;
     }
 
     private AgentLink() {

@@ -10,17 +10,17 @@ import java.nio.LongBuffer;
  * The producer side of one thread's transition ring (layout and protocol: ARCHITECTURE.md, "Thread
  * ring"). Only the owning thread may call {@link #transition}. <b>Not API</b>.
  *
- * <p>No JNI call, no lock, no allocation per transition. {@link #transition} writes through a
- * native-order {@link LongBuffer} view of the ring with plain aligned 8-byte stores ordered by
- * explicit {@link VarHandle} fences ({@code releaseFence} before a store = {@code setRelease}).
- * It does not use the {@code byteBufferViewVarHandle}: its five inlined accesses make a C2
- * method of ≈ 1.4 KB, and when {@code transition} was compiled on its own before its callers
- * (likely: it runs twice per context switch), JDK 17's C2 sometimes refused to inline it
- * ("already compiled into a big method") and the stores then cost ≈ 5 × more per switch,
- * differently from one JVM run to the next. The {@code LongBuffer} path compiles to about half
- * the code and is faster on JDK 17 and 25 alike (bench/README.md). The stores are atomic: the
- * ring is 8-byte aligned, every field is at a multiple of 8, and an aligned {@code long} store
- * through a direct buffer is a single instruction on the 64-bit JVMs the agent supports.
+ * <p>No JNI call, no lock, no allocation per transition. With the agent, {@link #transition}
+ * calls the agent's {@code RingWriter} through a constant method handle: plain aligned 8-byte
+ * stores at the ring's address with the JDK's internal {@code Unsafe}, ordered by explicit
+ * fences, which C2 inlines as a few instructions. Without it (the agent could not export what it
+ * needs, or in tests), it writes through a native-order {@link LongBuffer} view with
+ * {@link VarHandle} fences ({@code releaseFence} before a store = {@code setRelease}); each such
+ * access compiles to about 150 bytes (bounds, memory-session and exception checks), which made
+ * the facade's switch methods too big for C2 to inline into their callers on JDK 21 and 25 once
+ * compiled on their own ("already compiled into a big method"), so their scope objects escaped.
+ * The stores are atomic: the ring is 8-byte aligned, every field is at a multiple of 8, and an
+ * aligned {@code long} store is a single instruction on the 64-bit JVMs the agent supports.
  */
 public final class ThreadLog {
 
@@ -41,8 +41,12 @@ public final class ThreadLog {
     private static final int HEAD_WORD = HEAD / 8;
     private static final int ENTRIES_WORD = ENTRIES / 8;
 
-    /** The ring as native-order longs, the only path {@link #transition} writes through. */
+    /** The ring as native-order longs: the path {@link #transition} writes through without a ring writer. */
     private final LongBuffer words;
+    /**
+     * The ring's address when the agent's {@code RingWriter} writes it (the usual case), else 0.
+     */
+    private final long address;
     private final int mask;
     private final long handle;
     /**
@@ -87,6 +91,28 @@ public final class ThreadLog {
         this.mask = (int) (capacity - 1);
         this.handle = (long) LONGS.get(ring, HANDLE);
         this.n = -1; // unknown: the first transition reads what the ring holds
+        this.address = addressOf(ring);
+    }
+
+    /** The ring's address for the agent's ring writer, 0 without one (or when it fails). */
+    private static long addressOf(ByteBuffer ring) {
+        if (AgentLink.BUFFER_ADDRESS == null || AgentLink.RING_TRANSITION == null) {
+            return 0;
+        }
+        try {
+            return (long) AgentLink.BUFFER_ADDRESS.invokeExact(ring);
+        } catch (Throwable t) {
+            return 0;
+        }
+    }
+
+    /**
+     * Returns whether transitions go through the agent's ring writer (else the buffer view).
+     *
+     * @return true with the ring writer
+     */
+    public boolean usesRingWriter() {
+        return address != 0;
     }
 
     /**
@@ -123,11 +149,28 @@ public final class ThreadLog {
      *     thread wrote (0 on a new ring)
      */
     public long transition(long id) {
+        long n;
+        long a = address;
+        if (AgentLink.RING_TRANSITION != null && a != 0) { // a constant, then one field test
+            try {
+                n = (long) AgentLink.RING_TRANSITION.invokeExact(a, (long) mask, id);
+            } catch (Throwable t) { // cannot happen: it only reads and writes memory
+                throw new IllegalStateException("jfrctx: ring writer failed", t);
+            }
+        } else {
+            n = writeThroughBuffer(id);
+        }
+        long previous = n == this.n ? SAME : writtenByAnother(n);
+        this.n = n + 1;
+        return previous;
+    }
+
+    /** {@link #transition} without the agent's ring writer; returns {@code n}. */
+    private long writeThroughBuffer(long id) {
         LongBuffer w = words;
         // From the ring, not the field: another copy of the facade on this thread may have
         // written to the same ring since (only this thread writes it: a plain read is the latest).
         long n = w.get(HEAD_WORD) >>> 1;
-        long previous = n == this.n ? SAME : writtenByAnother();
         int entry = ENTRIES_WORD + 2 * ((int) n & mask);
         VarHandle.releaseFence(); // head = 2n+1 with release semantics
         w.put(HEAD_WORD, 2 * n + 1);
@@ -138,16 +181,14 @@ public final class ThreadLog {
         w.put(entry + 1, id);
         VarHandle.releaseFence(); // head = 2n+2 with release semantics
         w.put(HEAD_WORD, 2 * n + 2);
-        this.n = n + 1;
-        return previous;
+        return n;
     }
 
     /**
      * Out of line (rare: several facade copies on one thread): the context of the newest entry,
      * which another copy wrote.
      */
-    private long writtenByAnother() {
-        long n = words.get(HEAD_WORD) >>> 1;
+    private long writtenByAnother(long n) {
         return n == 0 ? 0 : words.get(ENTRIES_WORD + 2 * ((int) (n - 1) & mask) + 1);
     }
 

@@ -27,6 +27,9 @@ public final class AgentModeMain {
         check(Natives.class.getClassLoader() == null, "fake Natives is in the bootstrap loader");
         check(AgentLink.isLive(), "agent link is live");
         RecordingContext.Snapshot kept = interningAndTransitions();
+        boolean expectWriter = Boolean.getBoolean("jfrctx.test.ringWriter");
+        equal(expectWriter ? 1 : 0, ThreadState.current().log().usesRingWriter() ? 1 : 0,
+                "transitions go through the agent's ring writer");
         outOfOrderCloseWritesNothing();
         long otherThread = otherThreadGetsItsOwnRing();
         reclamation(otherThread);

@@ -15,24 +15,45 @@ import java.util.concurrent.TimeUnit;
 import org.junit.Test;
 
 /**
- * Runs {@link AgentModeMain} in a child JVM (same {@code java.home}) with only the fake
- * {@code dev.jfrctx.agent.Natives} on its boot class path, as the agent would define it. The child
- * must succeed and print nothing on stderr (no JVM warnings either).
+ * Runs {@link AgentModeMain} in a child JVM (same {@code java.home}) with the fake
+ * {@code dev.jfrctx.agent.Natives} on its boot class path, as the agent would define it, and the
+ * agent's real {@code RingWriter} (compiled here from {@code java/bridge}): once with
+ * {@code jdk.internal.misc} exported to it, as the agent does (transitions go through the ring
+ * writer), once without (the facade falls back to its buffer view). The child must succeed and
+ * print nothing on stderr (no JVM warnings either).
  */
 public class AgentModeTest {
 
     @Test
-    public void liveAgentPathAgainstFakeNatives() throws Exception {
+    public void liveAgentPathWithTheRingWriter() throws Exception {
+        run(true);
+    }
+
+    @Test
+    public void liveAgentPathThroughTheBufferView() throws Exception {
+        run(false);
+    }
+
+    private static void run(boolean ringWriter) throws Exception {
         Path boot = Files.createTempDirectory("jfrctx-fake-agent");
         Path natives = boot.resolve("dev/jfrctx/agent/Natives.class");
         Files.createDirectories(natives.getParent());
         try (InputStream in = AgentModeTest.class.getResourceAsStream("/dev/jfrctx/agent/Natives.class")) {
             Files.copy(in, natives);
         }
+        Path writerSource = Paths.get("bridge", "dev", "jfrctx", "agent", "RingWriter.java").toAbsolutePath();
+        javax.tools.JavaCompiler javac = javax.tools.ToolProvider.getSystemJavaCompiler();
+        assertEquals("javac on " + writerSource, 0,
+                javac.run(null, null, null, "--release", "17", "-d", boot.toString(), writerSource.toString()));
+        Path writer = boot.resolve("dev/jfrctx/agent/RingWriter.class");
         String classPath = location(AgentLink.class) + File.pathSeparator + location(AgentModeMain.class);
         List<String> command = new ArrayList<>();
         command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-Xshare:off"); // CDS would warn about the appended boot class path
+        if (ringWriter) {
+            command.add("--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED");
+        }
+        command.add("-Djfrctx.test.ringWriter=" + ringWriter);
         command.add("-Xbootclasspath/a:" + boot);
         command.add("-cp");
         command.add(classPath);
@@ -47,7 +68,7 @@ public class AgentModeTest {
         assertEquals(report, 0, child.exitValue());
         assertEquals(report, "agent-mode OK", stdout.trim());
         assertEquals(report, "", stderr);
-        for (Path p : new Path[] {out, err, natives, natives.getParent(), natives.getParent().getParent(),
+        for (Path p : new Path[] {out, err, natives, writer, natives.getParent(), natives.getParent().getParent(),
                 natives.getParent().getParent().getParent(), boot}) {
             Files.delete(p);
         }

@@ -1,0 +1,98 @@
+package dev.jfrctx.agent;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+
+/**
+ * The producer side of a thread ring (ARCHITECTURE.md, "Thread ring"), written with the JDK's
+ * internal {@code Unsafe} at a raw address: each access compiles to one machine instruction, so a
+ * context switch inlines into its caller as a few dozen bytes of code. (A direct
+ * {@code LongBuffer} costs a bounds check, a memory-session check and an exception handler per
+ * access, about 150 bytes each: five of them pushed the facade's {@code build()} past C2's
+ * inlining budget for already-compiled methods, and its scope object then escaped.)
+ *
+ * <p>{@code jdk.internal.misc} is not exported; the agent exports it to this class's module only
+ * (the unnamed module of the boot loader) before it defines the natives, as it opens JFR's
+ * internals for {@code latency=live}. Without that export this class fails to initialise and the
+ * facade writes through its {@code LongBuffer} instead. The Unsafe methods are reached through
+ * constant method handles (no compile-time dependency on an internal class: the bridge is
+ * compiled with {@code --release 17}); C2 inlines them as the intrinsics they are.
+ *
+ * <p>Raw addresses: callers pass the address of a ring the agent allocated for the calling
+ * thread. Like {@code sun.misc.Unsafe}, which every application can already reach, this class
+ * trusts its callers.
+ */
+public final class RingWriter {
+
+    private static final int HEAD = 0;
+    private static final int ENTRIES = 64;
+
+    private static final MethodHandle GET_LONG;
+    private static final MethodHandle PUT_LONG;
+    private static final MethodHandle STORE_FENCE;
+    private static final MethodHandle STORE_STORE_FENCE;
+    private static final MethodHandle BUFFER_ADDRESS;
+
+    static {
+        try {
+            Class<?> unsafeClass = Class.forName("jdk.internal.misc.Unsafe");
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            Object unsafe = lookup.findStatic(unsafeClass, "getUnsafe", MethodType.methodType(unsafeClass))
+                    .invoke();
+            GET_LONG = lookup.findVirtual(unsafeClass, "getLong", MethodType.methodType(long.class, long.class))
+                    .bindTo(unsafe);
+            PUT_LONG = lookup.findVirtual(unsafeClass, "putLong",
+                    MethodType.methodType(void.class, long.class, long.class)).bindTo(unsafe);
+            STORE_FENCE = lookup.findVirtual(unsafeClass, "storeFence", MethodType.methodType(void.class))
+                    .bindTo(unsafe);
+            STORE_STORE_FENCE = lookup.findVirtual(unsafeClass, "storeStoreFence",
+                    MethodType.methodType(void.class)).bindTo(unsafe);
+            long addressOffset = (long) lookup.findVirtual(unsafeClass, "objectFieldOffset",
+                    MethodType.methodType(long.class, Class.class, String.class))
+                    .invoke(unsafe, java.nio.Buffer.class, "address");
+            BUFFER_ADDRESS = MethodHandles.insertArguments(lookup.findVirtual(unsafeClass, "getLong",
+                    MethodType.methodType(long.class, Object.class, long.class)).bindTo(unsafe), 1, addressOffset)
+                    .asType(MethodType.methodType(long.class, java.nio.ByteBuffer.class));
+        } catch (Throwable t) {
+            throw new ExceptionInInitializerError(t);
+        }
+    }
+
+    private RingWriter() {}
+
+    /**
+     * Appends the transition to context {@code id} to the ring at {@code ring}: {@code head =
+     * 2n+1} (release), a store-store fence, {@code time = System.nanoTime()}, the entry, {@code
+     * head = 2n+2} (release). Only the ring's thread may call it.
+     *
+     * @param ring the ring's address
+     * @param mask its capacity minus one
+     * @param id the context id installed from now on
+     * @return {@code n}: the transitions on the ring before this one
+     */
+    public static long transition(long ring, long mask, long id) throws Throwable {
+        long n = (long) GET_LONG.invokeExact(ring + HEAD) >>> 1;
+        long entry = ring + ENTRIES + ((n & mask) << 4);
+        STORE_FENCE.invokeExact(); // head = 2n+1 with release semantics
+        PUT_LONG.invokeExact(ring + HEAD, 2 * n + 1);
+        // The entry's stores must not become visible before the odd head (seqlock writer).
+        STORE_STORE_FENCE.invokeExact();
+        long t = System.nanoTime();
+        PUT_LONG.invokeExact(entry, t);
+        PUT_LONG.invokeExact(entry + 8, id);
+        STORE_FENCE.invokeExact(); // head = 2n+2 with release semantics
+        PUT_LONG.invokeExact(ring + HEAD, 2 * n + 2);
+        return n;
+    }
+
+    /**
+     * The address of a direct buffer's memory.
+     *
+     * @param buffer a direct buffer (a ring from {@code Natives.register})
+     * @return its address, 0 for a heap buffer
+     */
+    public static long address(java.nio.ByteBuffer buffer) throws Throwable {
+        return buffer.isDirect() ? (long) BUFFER_ADDRESS.invokeExact(buffer) : 0L;
+    }
+}
