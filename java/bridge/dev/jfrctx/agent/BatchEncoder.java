@@ -183,9 +183,13 @@ final class BatchEncoder {
             nameId = string(name != null ? name : thread.getOSName());
             if (thread.hasField("virtual") && thread.getBoolean("virtual")) {
                 flags |= 1;
+                ThreadCheckpoints.arm();
             } else if (isCarrier(thread)) {
                 flags |= 4;
             }
+        }
+        if (thread == null) {
+            ThreadCheckpoints.arm();
         }
         RecordedStackTrace st = e.getStackTrace();
         List<RecordedFrame> frames = st != null ? st.getFrames() : List.of();

@@ -69,6 +69,7 @@ final class LiveFlusher extends Thread {
             while (running && !bridge.ended) {
                 Thread.sleep(intervalMillis);
                 if (running && !bridge.ended) {
+                    ThreadCheckpoints.nudge(); // virtual-thread constants into this flush
                     flushOnce();
                 }
             }

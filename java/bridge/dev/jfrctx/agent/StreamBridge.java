@@ -21,6 +21,8 @@ public final class StreamBridge {
     private final RecordingStream stream = new RecordingStream();
     private final BatchEncoder encoder = new BatchEncoder(CALIBRATION);
     private final Calibrator calibrator = new Calibrator(this);
+    /** Gets virtual-thread constants written at each flush point (a JDK workaround). */
+    private final ThreadCheckpoints checkpoints = new ThreadCheckpoints();
     /** The event types the agent asked for: the stream also sees other recordings' events. */
     private final Selection selection = new Selection();
     /** The real sampling periods, for events another recording may sample faster. */
@@ -143,6 +145,7 @@ public final class StreamBridge {
         }
         instance = b;
         b.calibrator.start();
+        b.checkpoints.start();
         return null;
     }
 
@@ -160,6 +163,7 @@ public final class StreamBridge {
         }
         b.stopping = true;
         b.calibrator.halt();
+        b.checkpoints.halt();
         // A last series of brackets, spread over ~64 ms so the slope stays well conditioned,
         // travels in the final flush: a short or heavily loaded run whose recording started late
         // is still calibrated at exit.
