@@ -555,6 +555,24 @@ pub fn register(thread_id: i64, capacity: i32) -> Option<(*mut u8, usize)> {
     Some(mem)
 }
 
+/// `Natives.grow`: the sole holder of ring `handle` moves to a ring of `capacity` entries (the
+/// worker asked for it, see `join::growth`); None when refused (not running, another facade copy
+/// holds the ring too, an unknown handle). The worker drains the old ring one last time when it
+/// picks up the new one; the caller writes only to the new one from now on.
+pub fn grow(handle: i64, capacity: i32) -> Option<(*mut u8, usize)> {
+    let a = agent()?;
+    if a.state.load(Ordering::Acquire) != RUNNING || handle <= 0 || capacity <= 0 {
+        return None;
+    }
+    let cap = (capacity as usize).min(crate::context::ring::MAX_GROWN_CAPACITY);
+    let ring = a.rings.lock().grow(handle as u64, |tid| {
+        Arc::new(Ring::new(cap, tid, handle as u64))
+    })?;
+    let mem = (ring.as_ptr(), ring.byte_len());
+    a.new_rings.push(ring);
+    Some(mem)
+}
+
 /// `Natives.release`: one holder of the ring (a facade copy's writer) is gone; the worker
 /// drains and frees the ring when it was the last.
 pub fn release(handle: i64) {

@@ -202,6 +202,7 @@ unsafe extern "C" fn vm_init(
         intern: native_intern as *mut c_void,
         register: native_register as *mut c_void,
         release: native_release as *mut c_void,
+        grow: native_grow as *mut c_void,
         deliver: native_deliver as *mut c_void,
         set_filter: native_set_filter as *mut c_void,
         set_listening: native_set_listening as *mut c_void,
@@ -310,6 +311,25 @@ extern "system" fn native_register<'l>(
                 // SAFETY: the ring memory stays allocated until the agent has seen the ring's
                 // release (after its owner is gone) and the retention time has passed, so it
                 // outlives every write through this buffer.
+                Some((ptr, len)) => Ok(unsafe { env.new_direct_byte_buffer(ptr, len) }?.into()),
+                None => Ok(JObject::null()),
+            }
+        })
+        .resolve::<ThrowRuntimeExAndDefault>()
+}
+
+/// `Natives.grow(long handle, int capacity)`.
+extern "system" fn native_grow<'l>(
+    mut unowned: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    capacity: jint,
+) -> JObject<'l> {
+    unowned
+        .with_env(|env| -> Result<JObject<'l>, JniError> {
+            match agent::grow(handle, capacity) {
+                // SAFETY: as for `register`: the new ring stays allocated until its release (or
+                // its thread's end) and the retention time have passed.
                 Some((ptr, len)) => Ok(unsafe { env.new_direct_byte_buffer(ptr, len) }?.into()),
                 None => Ok(JObject::null()),
             }

@@ -24,7 +24,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use crate::context::history::{History, DEFAULT_MAX_POINTS};
-use crate::context::ring::{DrainOutcome, Ring, Transition};
+use crate::context::ring::{DrainOutcome, Ring, Transition, MAX_GROWN_CAPACITY};
 use crate::model::{ContextId, UnknownReason, EMPTY_CONTEXT};
 
 /// Default safety margin below the watermark: 1 ms.
@@ -58,6 +58,8 @@ pub struct JoinCounters {
     pub rings_corrupt: u64,
     /// Rings replaced by a newer registration of the same thread.
     pub rings_replaced: u64,
+    /// Drains after which a ring was asked to grow (see [`growth`]).
+    pub growth_requests: u64,
     /// Rings released with a transition still half-written.
     pub released_in_flight: u64,
     /// Transitions whose time went backwards in a thread's log.
@@ -187,6 +189,17 @@ pub struct Joiner {
     counters: JoinCounters,
     /// Entries found in the fullest ring at the last `drain`, over its capacity.
     peak_fill: f64,
+}
+
+/// The capacity a ring should grow to after a drain that found `found` entries (lost ones
+/// included) of which `lost` were lost: ×4 (up to `MAX_GROWN_CAPACITY`) once a drain finds it a
+/// third full or losing entries, since the worker's pace alone cannot keep up when it is
+/// descheduled (a 1024-entry ring lasts 1 ms at 1 M switches a second).
+pub fn growth(capacity: usize, found: u64, lost: u64) -> Option<usize> {
+    if capacity >= MAX_GROWN_CAPACITY || (lost == 0 && found * 3 < capacity as u64) {
+        return None;
+    }
+    Some((capacity * 4).min(MAX_GROWN_CAPACITY))
 }
 
 /// Applies one drain of a thread's ring to its history.
@@ -340,6 +353,12 @@ impl Joiner {
             // `head - tail` at this drain, lost entries included.
             let found = outcome.end_index.saturating_sub(outcome.start_index);
             peak = peak.max(found as f64 / ring.capacity().max(1) as f64);
+            if let Some(capacity) = growth(ring.capacity(), found, outcome.lost) {
+                if ring.growth_requested() < capacity {
+                    ring.request_growth(capacity);
+                    self.counters.growth_requests += 1;
+                }
+            }
             apply(state, &self.scratch, outcome, &mut self.counters);
             state.undrained = false;
         }

@@ -522,3 +522,15 @@ fn thread_end_releases_the_ring_and_a_late_handle_release_is_ignored() {
     assert_eq!(j.decide(Some(7), 150), Context(5));
     assert!(!j.release_thread(99, 1_000));
 }
+
+#[test]
+fn a_ring_found_a_third_full_or_losing_entries_grows_four_times_up_to_the_bound() {
+    use crate::context::ring::MAX_GROWN_CAPACITY;
+    use crate::join::growth;
+    assert_eq!(growth(1024, 100, 0), None);
+    assert_eq!(growth(1024, 341, 0), None);
+    assert_eq!(growth(1024, 342, 0), Some(4096));
+    assert_eq!(growth(1024, 2000, 976), Some(4096));
+    assert_eq!(growth(16384, 10, 1), Some(MAX_GROWN_CAPACITY));
+    assert_eq!(growth(MAX_GROWN_CAPACITY, 70_000, 5_000), None);
+}

@@ -19,6 +19,7 @@ pub struct NativeFns {
     pub intern: *mut std::ffi::c_void,
     pub register: *mut std::ffi::c_void,
     pub release: *mut std::ffi::c_void,
+    pub grow: *mut std::ffi::c_void,
     pub deliver: *mut std::ffi::c_void,
     pub set_filter: *mut std::ffi::c_void,
     pub set_listening: *mut std::ffi::c_void,
@@ -146,6 +147,11 @@ fn register_natives(env: &mut Env<'_>, fns: &NativeFns) -> Result<(), String> {
                 fns.register,
             ),
             NativeMethod::from_raw_parts(jni_str!("release"), jni_str!("(J)V"), fns.release),
+            NativeMethod::from_raw_parts(
+                jni_str!("grow"),
+                jni_str!("(JI)Ljava/nio/ByteBuffer;"),
+                fns.grow,
+            ),
             NativeMethod::from_raw_parts(
                 jni_str!("deliver"),
                 jni_str!("(Ljava/nio/ByteBuffer;I)V"),

@@ -168,7 +168,8 @@ fn push_matches_json_lines_jdk21() {
         .sum::<i64>();
     let cardinality = format!("; cardinality: {KEY} replaced {with_key}");
     assert!(
-        summary.line.ends_with(&cardinality),
+        summary.line.contains(&format!("{cardinality};"))
+            || summary.line.ends_with(&cardinality),
         "{} lacks {cardinality}",
         summary.line
     );
@@ -367,15 +368,16 @@ fn the_fake_answers_as_pyroscope_does() {
     assert_eq!(store.spans, 4);
 }
 
-/// Checks a run against an endpoint that takes nothing.
-fn dead_endpoint(jdk: u32, url: &str, name: &str) {
+/// Checks a run against an endpoint that takes nothing. The workload runs `seconds`: against a
+/// silent endpoint an attempt fails only after its 5 s timeout, so the run must outlast one.
+fn dead_endpoint(jdk: u32, url: &str, name: &str, seconds: &str) {
     let jsonl = common::out_file(&format!("push-dead-{name}.jsonl"));
     let options = format!(
         "sink=jsonl:{},push={url},interval=1s,period=5ms",
         jsonl.display()
     );
     let started = Instant::now();
-    let (out, exit) = run(jdk, &options, "4");
+    let (out, exit) = run(jdk, &options, seconds);
     let wall = started.elapsed();
     assert!(out.status.success(), "{}", out.dump());
     let summary = out.agent_summary();
@@ -394,10 +396,14 @@ fn dead_endpoint(jdk: u32, url: &str, name: &str) {
     assert!(profiles >= 2, "{}", summary.line);
     assert_eq!((pushed, refused), (0, 0), "{}", summary.line);
     assert_eq!(failed + dropped, profiles, "{}", summary.line);
-    assert!(failed >= 1, "{}", summary.line);
     if name == "refused" {
+        // Refused connections fail at once: a profile uses up its attempts within the run.
+        assert!(failed >= 1, "{}", summary.line);
         assert!(retried >= 1, "{}", summary.line);
     }
+    // A silent endpoint fails an attempt only after its 5 s timeout, and a profile after four
+    // attempts: longer than the run, so its profiles end dropped at exit, after the warning
+    // below said that the first attempt failed and what happens next.
     // The push sink's samples are errors, not records.
     let push_sink = summary.sink("push:");
     assert_eq!(push_sink.records, 0, "{}", summary.line);
@@ -431,7 +437,7 @@ fn refused_endpoint_jdk17() {
         .local_addr()
         .unwrap()
         .port();
-    dead_endpoint(17, &format!("http://127.0.0.1:{port}"), "refused");
+    dead_endpoint(17, &format!("http://127.0.0.1:{port}"), "refused", "4");
 }
 
 #[test]
@@ -440,6 +446,6 @@ fn silent_endpoint_jdk17() {
     // Connections complete in the backlog but are never accepted, so no answer ever comes.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
-    dead_endpoint(17, &url, "silent");
+    dead_endpoint(17, &url, "silent", "9");
     drop(listener);
 }

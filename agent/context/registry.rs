@@ -90,6 +90,21 @@ impl RingRegistry {
         true
     }
 
+    /// The holder of ring `handle` moves to a bigger ring made by `make` (same thread, same
+    /// handle): returns it, or `None` when the handle is not live or more than one facade copy
+    /// holds the ring (the others would keep writing to the old one).
+    pub fn grow(&mut self, handle: u64, make: impl FnOnce(u64) -> Arc<Ring>) -> Option<Arc<Ring>> {
+        let &tid = self.by_handle.get(&handle)?;
+        let e = self.by_thread.get_mut(&tid)?;
+        if e.holders != 1 {
+            return None;
+        }
+        let ring = make(tid);
+        debug_assert_eq!(ring.handle(), handle);
+        e.ring = Arc::clone(&ring);
+        Some(ring)
+    }
+
     /// The thread ended: its ring is no longer live, whatever its holders (their later releases
     /// are no-ops). Returns whether it had one.
     pub fn thread_ended(&mut self, thread_id: u64) -> bool {
@@ -174,6 +189,22 @@ mod tests {
         assert_eq!(again.ring().handle(), 2);
         assert!(!r.release(1), "the old handle is gone");
         assert!(r.release(2));
+    }
+
+    #[test]
+    fn a_sole_holder_grows_its_ring_under_the_same_handle() {
+        let mut r = RingRegistry::new();
+        r.register(7, || ring(7, 1));
+        let bigger = r
+            .grow(1, |tid| Arc::new(Ring::new(64, tid, 1)))
+            .expect("grown");
+        assert_eq!(bigger.capacity(), 64);
+        let again = r.register(7, || panic!("the grown ring is live"));
+        assert!(Arc::ptr_eq(again.ring(), &bigger));
+        assert!(r.grow(1, |_| panic!("two holders: no growth")).is_none());
+        assert!(r.grow(99, |_| panic!("unknown handle")).is_none());
+        assert!(!r.release(1));
+        assert!(r.release(1));
     }
 
     #[test]

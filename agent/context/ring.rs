@@ -54,6 +54,12 @@ const TAIL: usize = 1;
 const CAPACITY: usize = 3;
 const THREAD_ID: usize = 4;
 const HANDLE: usize = 5;
+/// Header word 6: a capacity the agent asks the producer to move to (0: none), see
+/// [`Ring::request_growth`].
+const GROW: usize = 6;
+/// Rings grow on request up to this many entries (1 MiB): at 1 M transitions a second, 65 ms of a
+/// descheduled worker.
+pub const MAX_GROWN_CAPACITY: usize = 1 << 16;
 const HEADER_WORDS: usize = HEADER_BYTES / 8;
 
 /// One completed context transition read from a ring.
@@ -217,6 +223,17 @@ impl Ring {
     /// Number of entries (a power of two).
     pub fn capacity(&self) -> usize {
         self.capacity
+    }
+
+    /// Asks the producer to move to a ring of `capacity` entries (it does so at its next lap,
+    /// through `Natives.grow`). Only the worker calls it.
+    pub fn request_growth(&self, capacity: usize) {
+        self.word(GROW).store(capacity as i64, Ordering::Relaxed);
+    }
+
+    /// The capacity asked for by [`Ring::request_growth`], 0 when none.
+    pub fn growth_requested(&self) -> usize {
+        self.word(GROW).load(Ordering::Relaxed).max(0) as usize
     }
 
     /// The context of the newest completed entry: what the owner has installed now (0 before the

@@ -23,6 +23,14 @@ public final class Natives {
      */
     public static native ByteBuffer register(long javaThreadId, int capacity);
 
+    /**
+     * Moves the calling thread, the sole holder of the ring {@code handle}, to a new ring of
+     * {@code capacity} entries under the same handle (the agent asked for it in the ring's
+     * header). Returns null when refused; the old ring must not be written after a non-null
+     * return.
+     */
+    public static native ByteBuffer grow(long handle, int capacity);
+
     /** The owner of the ring with this handle is gone. */
     public static native void release(long handle);
 

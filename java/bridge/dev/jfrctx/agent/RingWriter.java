@@ -95,4 +95,14 @@ public final class RingWriter {
     public static long address(java.nio.ByteBuffer buffer) throws Throwable {
         return buffer.isDirect() ? (long) BUFFER_ADDRESS.invokeExact(buffer) : 0L;
     }
+
+    /**
+     * Reads the word at {@code address} of a ring (a header field).
+     *
+     * @param address the word's address
+     * @return its value
+     */
+    public static long get(long address) throws Throwable {
+        return (long) GET_LONG.invokeExact(address);
+    }
 }

@@ -26,12 +26,15 @@ public final class AgentLink {
     private static final MethodHandle RELEASE;
 
     /**
-     * {@code RingWriter.transition(long ring, long mask, long id) → long n} and
-     * {@code RingWriter.address(ByteBuffer) → long}; null when the agent has no ring writer (it
+     * {@code RingWriter.transition(long ring, long mask, long id) → long n},
+     * {@code RingWriter.get(long address) → long} and {@code RingWriter.address(ByteBuffer) → long}; null when the agent has no ring writer (it
      * could not export what that needs): rings are then written through their {@code LongBuffer}.
      */
     static final MethodHandle RING_TRANSITION;
+    static final MethodHandle RING_GET;
     static final MethodHandle BUFFER_ADDRESS;
+    /** {@code Natives.grow(long handle, int capacity) → ByteBuffer}; null with an older agent. */
+    private static final MethodHandle GROW;
 
     /**
      * Whether the agent may still be called. Written once (true → false) on the first failure. Plain
@@ -70,6 +73,7 @@ public final class AgentLink {
         RELEASE = release;
         live = release != null;
         MethodHandle transition = null;
+        MethodHandle get = null;
         MethodHandle address = null;
         if (live) {
             try {
@@ -77,14 +81,26 @@ public final class AgentLink {
                 MethodHandles.Lookup lookup = MethodHandles.publicLookup();
                 transition = lookup.findStatic(writer, "transition",
                         MethodType.methodType(long.class, long.class, long.class, long.class));
+                get = lookup.findStatic(writer, "get", MethodType.methodType(long.class, long.class));
                 address = lookup.findStatic(writer, "address", MethodType.methodType(long.class, ByteBuffer.class));
             } catch (Throwable absent) {
                 // No ring writer (an older agent, or the export failed: the agent said so).
-                transition = address = null;
+                transition = get = address = null;
             }
         }
         RING_TRANSITION = transition;
+        RING_GET = get;
         BUFFER_ADDRESS = address;
+        MethodHandle grow = null;
+        if (live) {
+            try {
+                grow = MethodHandles.publicLookup().findStatic(natives, "grow",
+                        MethodType.methodType(ByteBuffer.class, long.class, int.class));
+            } catch (Throwable absent) {
+                // An agent without ring growth: rings keep their size.
+            }
+        }
+        GROW = grow;
     }
 
     private AgentLink() {
@@ -134,6 +150,25 @@ public final class AgentLink {
             return (ByteBuffer) REGISTER.invokeExact(javaThreadId, capacity);
         } catch (Throwable t) {
             fail("Natives.register", t);
+            return null;
+        }
+    }
+
+    /**
+     * Moves the calling thread's ring to a bigger one ({@code Natives.grow}).
+     *
+     * @param handle the ring's handle
+     * @param capacity the entries asked for by the agent
+     * @return the new ring, or null when refused, not live, or the call failed
+     */
+    static ByteBuffer grow(long handle, int capacity) {
+        if (!live || GROW == null) {
+            return null;
+        }
+        try {
+            return (ByteBuffer) GROW.invokeExact(handle, capacity);
+        } catch (Throwable t) {
+            fail("Natives.grow", t);
             return null;
         }
     }

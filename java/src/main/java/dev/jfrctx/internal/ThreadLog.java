@@ -37,17 +37,24 @@ public final class ThreadLog {
     private static final VarHandle LONGS =
             MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
+    /** The header word where the agent asks for a bigger ring (capacity, 0: none). */
+    static final int GROW = 48;
+
     /** Word indices (byte offset / 8) of the fields written per transition. */
     private static final int HEAD_WORD = HEAD / 8;
     private static final int ENTRIES_WORD = ENTRIES / 8;
+    private static final int GROW_WORD = GROW / 8;
 
-    /** The ring as native-order longs: the path {@link #transition} writes through without a ring writer. */
-    private final LongBuffer words;
+    /**
+     * The ring as native-order longs: the path {@link #transition} writes through without a ring
+     * writer. This and the two fields below change only when the ring grows (on this thread).
+     */
+    private LongBuffer words;
     /**
      * The ring's address when the agent's {@code RingWriter} writes it (the usual case), else 0.
      */
-    private final long address;
-    private final int mask;
+    private long address;
+    private int mask;
     private final long handle;
     /**
      * Transitions on the ring as of this log's last write (-1 before the first): while
@@ -71,6 +78,13 @@ public final class ThreadLog {
      *     aligned, or {@code capacity} is not a positive power of two
      */
     public ThreadLog(ByteBuffer ring) {
+        ByteBuffer r = check(ring);
+        this.handle = (long) LONGS.get(r, HANDLE);
+        adopt(r);
+    }
+
+    /** Validates a ring buffer; returns a duplicate with absolute indices. */
+    private static ByteBuffer check(ByteBuffer ring) {
         if (!ring.isDirect() || ring.isReadOnly()) {
             throw new IllegalArgumentException("jfrctx: ring must be a writable direct buffer");
         }
@@ -87,16 +101,21 @@ public final class ThreadLog {
             throw new IllegalArgumentException("jfrctx: bad ring capacity " + capacity
                     + " for a buffer of " + ring.capacity() + " bytes");
         }
+        return ring;
+    }
+
+    /** Writes to {@code ring} (checked) from now on. */
+    private void adopt(ByteBuffer ring) {
+        long capacity = (long) LONGS.get(ring, CAPACITY);
         this.words = ring.order(ByteOrder.nativeOrder()).asLongBuffer();
         this.mask = (int) (capacity - 1);
-        this.handle = (long) LONGS.get(ring, HANDLE);
         this.n = -1; // unknown: the first transition reads what the ring holds
         this.address = addressOf(ring);
     }
 
     /** The ring's address for the agent's ring writer, 0 without one (or when it fails). */
     private static long addressOf(ByteBuffer ring) {
-        if (AgentLink.BUFFER_ADDRESS == null || AgentLink.RING_TRANSITION == null) {
+        if (AgentLink.BUFFER_ADDRESS == null || AgentLink.RING_TRANSITION == null || AgentLink.RING_GET == null) {
             return 0;
         }
         try {
@@ -162,7 +181,61 @@ public final class ThreadLog {
         }
         long previous = n == this.n ? SAME : writtenByAnother(n);
         this.n = n + 1;
+        if (((n + 1) & mask) == 0 && growthAsked()) { // at a lap, when the agent asked
+            lapped(id);
+        }
         return previous;
+    }
+
+    /** Whether the agent asked for a bigger ring (read once per lap, a few instructions). */
+    private boolean growthAsked() {
+        long want;
+        long a = address;
+        if (AgentLink.RING_GET != null && a != 0) {
+            try {
+                want = (long) AgentLink.RING_GET.invokeExact(a + GROW);
+            } catch (Throwable t) { // cannot happen: it only reads memory
+                return false;
+            }
+        } else {
+            want = words.get(GROW_WORD);
+        }
+        return want > mask + 1L;
+    }
+
+    /**
+     * Out of line (rarely taken, so C2 keeps it out of its callers): the agent asked for a bigger
+     * ring (it found this one filling faster than it drains); moves to it ({@code Natives.grow}),
+     * and the new ring starts with the context installed now. Refused (another copy of the facade
+     * shares the ring): stays.
+     */
+    private void lapped(long id) {
+        long want = words.get(GROW_WORD);
+        if (want <= mask + 1L || want > Integer.MAX_VALUE) {
+            return;
+        }
+        ByteBuffer bigger = AgentLink.grow(handle, (int) want);
+        if (bigger == null) {
+            return;
+        }
+        ByteBuffer r;
+        try {
+            r = check(bigger);
+            if ((long) LONGS.get(r, HANDLE) != handle) {
+                throw new IllegalArgumentException("jfrctx: grown ring has another handle");
+            }
+        } catch (RuntimeException e) {
+            // The agent has already let go of the old ring: write to neither from now on (a heap
+            // buffer nobody reads).
+            words = LongBuffer.allocate(ENTRIES_WORD + 2 * 16);
+            mask = 15;
+            address = 0;
+            n = -1;
+            AgentLink.fail("Natives.grow (unusable ring)", e);
+            return;
+        }
+        adopt(r);
+        transition(id);
     }
 
     /** {@link #transition} without the agent's ring writer; returns {@code n}. */

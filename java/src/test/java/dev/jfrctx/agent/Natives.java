@@ -74,6 +74,25 @@ public final class Natives {
         return ring;
     }
 
+    /** Every ring handed out by {@link #grow}. */
+    public static final List<ByteBuffer> GROWN = Collections.synchronizedList(new ArrayList<>());
+
+    /**
+     * A new ring of {@code capacity} entries under the same handle (as the agent does for the sole
+     * holder of a ring).
+     *
+     * @param handle the ring's handle
+     * @param capacity entries asked for
+     * @return the new ring
+     */
+    public static ByteBuffer grow(long handle, int capacity) {
+        ByteBuffer ring = ByteBuffer.allocateDirect(64 + 16 * capacity).order(ByteOrder.nativeOrder());
+        ring.putLong(24, capacity);
+        ring.putLong(40, handle);
+        GROWN.add(ring);
+        return ring;
+    }
+
     /**
      * Records the call.
      *
