@@ -168,8 +168,7 @@ fn push_matches_json_lines_jdk21() {
         .sum::<i64>();
     let cardinality = format!("; cardinality: {KEY} replaced {with_key}");
     assert!(
-        summary.line.contains(&format!("{cardinality};"))
-            || summary.line.ends_with(&cardinality),
+        summary.line.contains(&format!("{cardinality};")) || summary.line.ends_with(&cardinality),
         "{} lacks {cardinality}",
         summary.line
     );
