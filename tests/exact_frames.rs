@@ -18,8 +18,10 @@ fn inner_share(jdk: u32, jvm_flags: &[&str]) -> (f64, usize) {
     let jsonl = common::out_file(&format!("exact-frames-{tag}-{jdk}.jsonl"));
     let mut args: Vec<String> = jvm_flags.iter().map(|s| s.to_string()).collect();
     args.push(common::AS_IS_FRAMES.to_string());
+    // 2 ms: enough samples (≥ 100 needed) even when the machine is loaded and the workload gets
+    // little CPU in its 3 s.
     args.push(common::agent_arg(&format!(
-        "sink=jsonl:{},period=5ms",
+        "sink=jsonl:{},period=2ms",
         jsonl.display()
     )));
     let out = common::run_java_with(jdk, &args, "fr.Inlining", &["3"], Duration::from_secs(60));
