@@ -52,6 +52,7 @@ GROUPS = [  # (group, comm prefixes); /proc comm is the thread name cut to 15 by
     ("jfr", ("JFR ",)),
     ("jfrctx", ("jfrctx-",)),
     ("tomcat_io", ("http-nio-",)),
+    ("refs", ("Reference Handl", "Cleaner-", "Common-Cleaner", "Finalizer")),
     ("pyroscope", ("Pyroscope", "pyroscope", "async-profiler")),
 ]
 TICK = os.sysconf("SC_CLK_TCK")
@@ -156,6 +157,9 @@ def one_run(args, cfg, setup, rnd):
     files = {k: os.path.join(args.out, f"server-{tag}.{k}") for k in ("out", "err", "jsonl", "samples")}
     cp = os.pathsep.join([os.path.join(args.tomcat, "*"), args.jar, args.classes])
     jvm = ["-Xms512m", "-Xmx512m", "-XX:+UseG1GC"] + list(args.jvm_opt)
+    if args.diagnose:
+        jfc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnose.jfc")
+        jvm.append(f"-XX:StartFlightRecording=settings={jfc},filename={os.path.join(args.out, f'server-{tag}.jfr')}")
     env = dict(os.environ)
     app = ["--filter", filt]
     if threads == "virtual":
@@ -184,18 +188,22 @@ def one_run(args, cfg, setup, rnd):
     with open(files["err"], "w") as err:
         server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=args.out)
     out_lines = []
+    drain = None
     try:
         line = read_line(server.stdout, r"listening on", time.monotonic() + 90)
         if not line:
             rec["error"] = "server did not start (see " + files["err"] + ")"
             return rec
         out_lines.append(line)
+        # Keep draining stdout (diagnostic flags such as -XX:+PrintCompilation write there).
+        drain = threading.Thread(target=lambda: out_lines.extend(server.stdout), daemon=True)
+        drain.start()
         port = int(re.search(r"127\.0\.0\.1:(\d+)", line).group(1))
         if profiler == "pyroscope" and "pyroscope_labels_enabled=true" not in line and filt != "off":
             rec["warning"] = "Pyroscope labels not enabled: " + line.strip()
         gen = subprocess.Popen(
             [java, "-Xmx64m", "-XX:TieredStopAtLevel=1", "-cp", args.classes, "dev.jfrctx.bench.server.LoadGen",
-             str(port), str(args.connections), str(args.warmup), str(args.measure), PATHS],
+             str(port), str(args.connections), str(args.warmup), str(args.measure), args.paths],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:
             limit = time.monotonic() + args.warmup + args.measure + 60
@@ -223,6 +231,9 @@ def one_run(args, cfg, setup, rnd):
             "errors": int(m.group(2)), "cpu_s": proc, "cpu_us_per_req": proc / max(1, served) * 1e6,
             "groups_s": groups, "gc_count": st1["gc_count"] - st0["gc_count"], "gc_ms": st1["gc_ms"] - st0["gc_ms"],
             "jit_ms": st1["jit_ms"] - st0["jit_ms"],
+            "loop_us": (st1["loop_ns"] - st0["loop_ns"]) / max(1, st1["loop_calls"] - st0["loop_calls"]) / 1e3,
+            "window_epoch_ns": [st0["epoch_ns"], st1["epoch_ns"]],
+            "tag": tag,
         })
         try:
             http_get(port, "/admin/stop")
@@ -242,8 +253,8 @@ def one_run(args, cfg, setup, rnd):
         if server.poll() is None:
             server.kill()
             server.wait()
-        if server.stdout:
-            out_lines += server.stdout.readlines() if server.stdout.readable() else []
+        if drain:
+            drain.join(5)
         with open(files["out"], "w") as f:
             f.writelines(out_lines)
         with open(files["err"]) as f:
@@ -279,8 +290,8 @@ def summarize(recs, out):
         lines.append(f"\nJDK {jdk}, {threads} request threads: median [min–max] over rounds; ratios paired per "
                      f"round against 'jfr' (JFR alone) of the same round")
         lines.append("| configuration | req/s | CPU µs/req | req/s × JFR | CPU/req × JFR | request threads µs/req "
-                     "| JIT µs/req | GC µs/req | jfrctx+JFR threads µs/req | GCs/1k req | samples/app-CPU-s |")
-        lines.append("|---|---|---|---|---|---|---|---|---|---|---|")
+                     "| JIT µs/req | GC µs/req | jfrctx+JFR threads µs/req | GCs/1k req | samples/app-CPU-s | /cpu loop µs |")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
         base = {r["round"]: r for r in rs if r["config"] == "jfr"}
         for cfg in CONFIGS:
             mine = [r for r in rs if r["config"] == cfg]
@@ -304,6 +315,7 @@ def summarize(recs, out):
                 fmt_spread([per_req(r, "jfrctx", "jfr") for r in mine], "{:.1f}"),
                 fmt_spread([r["gc_count"] / max(1, r["requests"]) * 1000 for r in mine], "{:.2f}"),
                 fmt_spread([r.get("samples_per_app_cpu_s") for r in mine], "{:.1f}"),
+                fmt_spread([r.get("loop_us") for r in mine], "{:.0f}"),
             ]) + " |")
     failed = [r for r in recs if not r.get("ok")]
     for r in failed:
@@ -331,12 +343,15 @@ def main():
     p.add_argument("--warmup", type=float, default=10)
     p.add_argument("--measure", type=float, default=20)
     p.add_argument("--connections", type=int, default=8)
+    p.add_argument("--paths", default=PATHS, help="comma-separated request paths, cycled (default: all five)")
     p.add_argument("--setups", default="17:platform")
     p.add_argument("--configs", default="none,jfr,jfrctx-off,jfrctx-snapshot,jfrctx-endpoint,jfrctx-request")
     p.add_argument("--pyroscope-jar", default="")
     p.add_argument("--pyroscope-server", default="")
     p.add_argument("--jvm-opt", action="append", default=[])
     p.add_argument("--keep", action="store_true", help="keep the sample files")
+    p.add_argument("--diagnose", action="store_true",
+                   help="add bench/server/diagnose.jfc as a file recording to every run (see evidence.py)")
     args = p.parse_args()
     for k in ("out", "classes", "pyroscope_classes", "tomcat", "agent", "jar", "pyroscope_jar"):
         if getattr(args, k):

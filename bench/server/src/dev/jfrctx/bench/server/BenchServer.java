@@ -187,6 +187,7 @@ public final class BenchServer {
                     + ",\"gc_count\":" + gcCount + ",\"gc_ms\":" + gcMs
                     + ",\"jit_ms\":" + (jit == null ? -1 : jit.getTotalCompilationTime())
                     + ",\"served\":" + SERVED.get()
+                    + ",\"loop_ns\":" + BenchServlet.LOOP_NS.sum() + ",\"loop_calls\":" + BenchServlet.LOOP_CALLS.sum()
                     + ",\"stream_samples\":" + (samples == null ? -1 : samples.count()) + "}\n";
             byte[] body = line.getBytes(StandardCharsets.US_ASCII);
             response.setContentType("application/json");

@@ -37,6 +37,11 @@ public final class BenchServlet extends HttpServlet {
     private static final ExecutorService RAW_POOL = Executors.newFixedThreadPool(2, new Named("handoff-"));
     private static final ExecutorService WRAPPED_POOL = RecordingContext.wrap(RAW_POOL);
     private static final Object LOCK = new Object();
+    private static final java.lang.management.ThreadMXBean THREAD_CPU =
+            java.lang.management.ManagementFactory.getThreadMXBean();
+    /** Thread CPU inside {@code cpu_work} of {@code /app/cpu}, and its calls (see /admin/stats). */
+    static final java.util.concurrent.atomic.LongAdder LOOP_NS = new java.util.concurrent.atomic.LongAdder();
+    static final java.util.concurrent.atomic.LongAdder LOOP_CALLS = new java.util.concurrent.atomic.LongAdder();
     private static long shared;
 
     private final transient Labeler labeler;
@@ -56,7 +61,15 @@ public final class BenchServlet extends HttpServlet {
         long seed = System.nanoTime();
         long result;
         switch (endpoint) {
-            case "/cpu": result = cpu_work(seed, 600_000); break;
+            case "/cpu": {
+                // The loop alone, timed in thread CPU: shows whether the application's own compiled
+                // code got slower (it calls nothing), apart from what happens around it.
+                long c0 = THREAD_CPU.getCurrentThreadCpuTime();
+                result = cpu_work(seed, 600_000);
+                LOOP_NS.add(THREAD_CPU.getCurrentThreadCpuTime() - c0);
+                LOOP_CALLS.increment();
+                break;
+            }
             case "/alloc": result = alloc_work(seed, 1_500); break;
             case "/handoff": result = handoff(request, seed); break;
             case "/lock": result = lock_work(seed, 8, 25_000); break;
