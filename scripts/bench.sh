@@ -7,7 +7,7 @@
 #                               (embedded Tomcat under load, bench/server). About 45 minutes.
 #   scripts/bench.sh --smoke    each harness for a few seconds (CI): < 3 minutes, no loom; the
 #                               server benchmark only JFR alone and jfrctx {endpoint, request}
-#                               on JDK 17, 2 s warm-up + 3 s each, no peer.
+#                               on JDK 17, 1 s warm-up + 2 s each (≈ 20 s), no peer.
 #
 # Other options: --no-jmh --no-overhead --no-criterion --no-loom --no-server, --jdks "17 25"
 # (JMH JDKs), --rounds N (overhead and server rounds), --out DIR (default
@@ -68,8 +68,8 @@ if [ "$smoke" = 1 ]; then
     measure_s=2
     server_configs="${server_configs:-jfr,jfrctx-request}"
     server_setups="${server_setups:-17:platform}"
-    server_warmup=2
-    server_measure=3
+    server_warmup=1
+    server_measure=2
 else
     jdks="${jdks:-17 25}"
     rounds="${rounds:-3}"
