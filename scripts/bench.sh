@@ -3,11 +3,16 @@
 #
 #   scripts/bench.sh            full run: JMH hot path (JDK 17 and 25), application overhead
 #                               (no JFR / JFR alone / jfrctx, interleaved rounds), criterion join
-#                               throughput, loom model check of the ring. About 15 minutes.
-#   scripts/bench.sh --smoke    each harness for a few seconds (CI): < 3 minutes, no loom.
+#                               throughput, loom model check of the ring, server benchmark
+#                               (embedded Tomcat under load, bench/server). About 45 minutes.
+#   scripts/bench.sh --smoke    each harness for a few seconds (CI): < 3 minutes, no loom; the
+#                               server benchmark only JFR alone and jfrctx {endpoint, request}
+#                               on JDK 17, 1 s warm-up + 2 s each (≈ 20 s), no peer.
 #
-# Other options: --no-jmh --no-overhead --no-criterion --no-loom, --jdks "17 25" (JMH JDKs),
-# --rounds N (overhead rounds), --out DIR (default bench/results/<timestamp>[-smoke]).
+# Other options: --no-jmh --no-overhead --no-criterion --no-loom --no-server, --jdks "17 25"
+# (JMH JDKs), --rounds N (overhead and server rounds), --out DIR (default
+# bench/results/<timestamp>[-smoke]), --server-only (= every --no-* but the server),
+# --server-configs LIST, --server-setups "17:platform 21:virtual" (see bench/server/run.py).
 # Environment: OVERHEAD_AGENT_OPTS (extra agent options for the overhead run, default
 # ring=4096), OVERHEAD_WORK (compute steps per context, default 6500 ≈ 17 µs of CPU here).
 #
@@ -30,6 +35,9 @@ run_jmh=1
 run_overhead=1
 run_criterion=1
 run_loom=1
+run_server=1
+server_configs=""
+server_setups=""
 jdks=""
 rounds=""
 out=""
@@ -40,10 +48,14 @@ while [ $# -gt 0 ]; do
         --no-overhead) run_overhead=0 ;;
         --no-criterion) run_criterion=0 ;;
         --no-loom) run_loom=0 ;;
+        --no-server) run_server=0 ;;
+        --server-only) run_jmh=0; run_overhead=0; run_criterion=0; run_loom=0 ;;
+        --server-configs) server_configs="$2"; shift ;;
+        --server-setups) server_setups="$2"; shift ;;
         --jdks) jdks="$2"; shift ;;
         --rounds) rounds="$2"; shift ;;
         --out) out="$2"; shift ;;
-        -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
     shift
@@ -54,11 +66,19 @@ if [ "$smoke" = 1 ]; then
     rounds="${rounds:-1}"
     warmup_s=1
     measure_s=2
+    server_configs="${server_configs:-jfr,jfrctx-request}"
+    server_setups="${server_setups:-17:platform}"
+    server_warmup=1
+    server_measure=2
 else
     jdks="${jdks:-17 25}"
     rounds="${rounds:-3}"
     warmup_s=5
     measure_s=15
+    server_configs="${server_configs:-none,jfr,jfrctx-off,jfrctx-snapshot,jfrctx-endpoint,jfrctx-request,jfrctx-request-all,pyroscope-off,pyroscope-request}"
+    server_setups="${server_setups:-17:platform 21:virtual}"
+    server_warmup=10
+    server_measure=15
 fi
 work="${OVERHEAD_WORK:-6500}"
 agent_opts="${OVERHEAD_AGENT_OPTS:-ring=4096}"
@@ -210,10 +230,50 @@ if [ "$run_loom" = 1 ]; then
     fi
 fi
 
+# ---- 5. server benchmark: embedded Tomcat under load -----------------------------------------
+if [ "$run_server" = 1 ]; then
+    say "server benchmark (javac; Tomcat via scripts/tomcat.sh)"
+    tomcat="$(bash scripts/tomcat.sh)" || die "scripts/tomcat.sh failed"
+    sclasses="$tgt/bench-server-classes"
+    rm -rf "$sclasses" "$sclasses-pyroscope" "$sclasses-facade"
+    mkdir -p "$sclasses" "$sclasses-pyroscope" "$sclasses-facade"
+    # The facade from source (as for the overhead workload): same classes as target/jfrctx.jar.
+    mapfile -t facade < <(find java/src/main/java -name '*.java' | sort)
+    "$jdk17/bin/javac" --release 17 -encoding UTF-8 -d "$sclasses-facade" "${facade[@]}" \
+        || die "javac failed on the facade"
+    "$jdk17/bin/javac" --release 17 -encoding UTF-8 -d "$sclasses" -cp "$tomcat/*:$sclasses-facade" \
+        bench/server/src/dev/jfrctx/bench/server/*.java || die "javac failed on bench/server"
+    pyro_args=()
+    if [[ ",$server_configs," == *",pyroscope"* ]]; then
+        # The peer: Pyroscope's Java agent from Maven Central (offline first, as for JMH).
+        pyro_version=2.9.2
+        pyro_jar="$HOME/.m2/repository/io/pyroscope/agent/$pyro_version/agent-$pyro_version.jar"
+        get=(org.apache.maven.plugins:maven-dependency-plugin:3.6.1:get "-Dartifact=io.pyroscope:agent:$pyro_version" -Dtransitive=false)
+        [ -f "$pyro_jar" ] || mvn -B -q -o "${get[@]}" >"$out/pyroscope-mvn.log" 2>&1 \
+            || mvn -B -q "${get[@]}" >"$out/pyroscope-mvn.log" 2>&1 \
+            || die "cannot fetch io.pyroscope:agent:$pyro_version from Maven Central (log: $out/pyroscope-mvn.log)"
+        "$jdk17/bin/javac" --release 17 -encoding UTF-8 -d "$sclasses-pyroscope" -cp "$sclasses:$pyro_jar" \
+            bench/server/pyroscope/dev/jfrctx/bench/server/*.java || die "javac failed on bench/server/pyroscope"
+        pyro_args=(--pyroscope-jar "$pyro_jar" --pyroscope-classes "$sclasses-pyroscope")
+    fi
+    say "server benchmark: $server_setups; $server_configs; $rounds round(s) of ${server_warmup}s warm-up + ${server_measure}s"
+    if ! python3 bench/server/run.py --classes "$sclasses" --tomcat "$tomcat" --agent "$agent" \
+        --jar "$sclasses-facade" --out "$out" --rounds "$rounds" --warmup "$server_warmup" \
+        --measure "$server_measure" --setups "$server_setups" --configs "$server_configs" \
+        "${pyro_args[@]}" >"$out/server.log" 2>&1; then
+        tail -n 20 "$out/server.log" >&2
+        failures+=("server benchmark")
+    fi
+fi
+
 # ---- summary ---------------------------------------------------------------------------------
 echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/machine.txt"
 echo "elapsed: $((SECONDS - t_start)) s" >> "$out/machine.txt"
 python3 bench/summarize.py "$out" | tee "$out/summary.txt"
+if [ -f "$out/server-summary.txt" ]; then
+    { echo; echo "5. server benchmark (bench/server): embedded Tomcat 10.1, 8 connections, 5 endpoints"
+      cat "$out/server-summary.txt"; } | tee -a "$out/summary.txt"
+fi
 if [ "${#failures[@]}" -gt 0 ]; then
     printf 'bench.sh: FAILED: %s\n' "${failures[@]}" >&2
     exit 1

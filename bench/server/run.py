@@ -1,0 +1,394 @@
+#!/usr/bin/env python3
+"""Server benchmark harness: embedded Tomcat 10.1 + per-request context filter under a closed-loop
+load, one fresh JVM per (configuration, round), configurations interleaved round by round.
+
+    python3 bench/server/run.py --classes DIR --tomcat DIR --agent libjfrctx.so --jar jfrctx.jar \
+        --out DIR [--rounds 3] [--warmup 10] [--measure 20] [--connections 8] \
+        [--setups "17:platform 21:virtual"] [--configs none,jfr,...] [--pyroscope-jar JAR] \
+        [--jvm-opt OPT ...]
+
+Normally run by scripts/bench.sh (which builds, compiles and fetches what this needs). Writes
+server.jsonl (one line per run), server-<cfg>-<setup>-r<N>.{out,err} and server-summary.txt;
+prints the summary. Exit status 1 when a run fails to start or serves nothing (a missed target
+or a noisy ratio is reported, not a failure). Standard library only.
+"""
+
+import argparse
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+PATHS = "/app/cpu,/app/alloc,/app/handoff,/app/lock,/app/mixed"
+PERIOD_MS = 10
+ALL_EVENTS = "cpu+alloc+lock+park+io"
+
+# name -> (profiler, filter, description)
+CONFIGS = {
+    "none": ("none", "off", "no profiling"),
+    "jfr": ("jfr", "off", "JFR alone: in-process RecordingStream, jdk.ExecutionSample#period=10ms"),
+    "jfrctx-off": ("jfrctx", "off", "jfrctx loaded (events=cpu), the filter installs nothing"),
+    "jfrctx-snapshot": ("jfrctx", "snapshot", "jfrctx, a snapshot per endpoint activated"),
+    "jfrctx-endpoint": ("jfrctx", "endpoint", "jfrctx, a new context {endpoint} per request"),
+    "jfrctx-request": ("jfrctx", "request", "jfrctx, a new context {endpoint, request} per request, events=cpu"),
+    "jfrctx-request-all": ("jfrctx-all", "request", "jfrctx, {endpoint, request}, events=" + ALL_EVENTS),
+    "pyroscope-off": ("pyroscope", "off", "Pyroscope agent (itimer 10ms), no labels"),
+    "pyroscope-endpoint": ("pyroscope", "pyroscope-endpoint", "Pyroscope agent, ScopedContext {endpoint}"),
+    "pyroscope-request": ("pyroscope", "pyroscope-request", "Pyroscope agent, ScopedContext {endpoint, request}"),
+}
+
+GROUPS = [  # (group, comm prefixes); /proc comm is the thread name cut to 15 bytes
+    ("request", ("req-", "ForkJoinPool-")),
+    ("handoff", ("handoff-",)),
+    ("jit", ("C1 CompilerThre", "C2 CompilerThre")),
+    ("gc", ("GC Thread", "G1 ")),
+    ("vm", ("VM Thread",)),
+    ("jfr", ("JFR ",)),
+    ("jfrctx", ("jfrctx-",)),
+    ("tomcat_io", ("http-nio-",)),
+    ("refs", ("Reference Handl", "Cleaner-", "Common-Cleaner", "Finalizer")),
+    ("pyroscope", ("Pyroscope", "pyroscope", "async-profiler")),
+]
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def group_of(comm):
+    for g, prefixes in GROUPS:
+        if comm.startswith(prefixes):
+            return g
+    return "other"
+
+
+def stat_ticks(path):
+    """(comm, utime + stime) of a /proc stat file; None when the task is gone."""
+    try:
+        with open(path) as f:
+            s = f.read()
+    except OSError:
+        return None
+    comm = s[s.index("(") + 1:s.rindex(")")]
+    fields = s[s.rindex(")") + 2:].split()
+    return comm, int(fields[11]) + int(fields[12])
+
+
+def snapshot(pid):
+    tasks = {}
+    base = f"/proc/{pid}/task"
+    for tid in os.listdir(base):
+        st = stat_ticks(f"{base}/{tid}/stat")
+        if st:
+            tasks[tid] = st
+    proc = stat_ticks(f"/proc/{pid}/stat")
+    return {"time": time.monotonic(), "proc": proc[1] if proc else 0, "tasks": tasks}
+
+
+def cpu_delta(a, b):
+    groups = {g: 0 for g, _ in GROUPS}
+    groups["other"] = 0
+    for tid, (comm, ticks) in b["tasks"].items():
+        before = a["tasks"].get(tid, (comm, 0))[1]
+        groups[group_of(comm)] += ticks - before
+    total = b["proc"] - a["proc"]
+    groups["other"] += total - sum(groups.values())  # threads that ended, rounding
+    return total / TICK, {g: v / TICK for g, v in groups.items()}
+
+
+def http_get(port, path, timeout=10):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=timeout) as r:
+        return r.read().decode()
+
+
+def closed_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def read_line(stream, pattern, deadline):
+    """Next line of stream matching pattern before deadline (a thread reads; None on timeout/EOF)."""
+    box = []
+
+    def reader():
+        for line in stream:
+            if re.search(pattern, line):
+                box.append(line)
+                return
+        box.append(None)
+
+    t = threading.Thread(target=reader, daemon=True)
+    t.start()
+    t.join(max(0.0, deadline - time.monotonic()))
+    return box[0] if box else None
+
+
+def count_samples(args, profiler, files, stats0, stats1):
+    """Execution samples taken inside the window, or None when this profiler's are not visible."""
+    if profiler == "jfr":
+        lo, hi = stats0["epoch_ns"], stats1["epoch_ns"]
+        with open(files["samples"]) as f:
+            return sum(1 for line in f if line.strip() and lo <= int(line) <= hi)
+    if profiler.startswith("jfrctx"):
+        lo, hi = stats0["nano"], stats1["nano"]
+        n = 0
+        with open(files["jsonl"]) as f:
+            for line in f:
+                if '"jdk.ExecutionSample"' not in line:
+                    continue
+                m = re.search(r'"time_ns":(-?\d+)', line)
+                if m and lo <= int(m.group(1)) <= hi:
+                    n += 1
+        return n
+    return None
+
+
+def one_run(args, cfg, setup, rnd):
+    profiler, filt, _ = CONFIGS[cfg]
+    jdk, threads = setup
+    java = os.path.join(args.jdk_home[jdk], "bin", "java")
+    tag = f"{cfg}-{jdk}{threads[0]}-r{rnd}"
+    files = {k: os.path.join(args.out, f"server-{tag}.{k}") for k in ("out", "err", "jsonl", "samples")}
+    cp = os.pathsep.join([os.path.join(args.tomcat, "*"), args.jar, args.classes])
+    jvm = ["-Xms512m", "-Xmx512m", "-XX:+UseG1GC"] + list(args.jvm_opt)
+    if args.diagnose:
+        jfc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnose.jfc")
+        jvm.append(f"-XX:StartFlightRecording=settings={jfc},filename={os.path.join(args.out, f'server-{tag}.jfr')}")
+    env = dict(os.environ)
+    app = ["--filter", filt]
+    if threads == "virtual":
+        app.append("--virtual")
+    if profiler == "jfr":
+        app += ["--jfr-stream", str(PERIOD_MS), "--samples", files["samples"]]
+    elif profiler.startswith("jfrctx"):
+        events = ALL_EVENTS if profiler == "jfrctx-all" else "cpu"
+        jvm.append(f"-agentpath:{args.agent}=sink=jsonl:{files['jsonl']},period={PERIOD_MS}ms,events={events}")
+    elif profiler == "pyroscope":
+        if not args.pyroscope_jar:
+            raise SystemExit(f"run.py: configuration {cfg} needs --pyroscope-jar")
+        cp = os.pathsep.join([cp, args.pyroscope_classes])
+        jvm.append(f"-javaagent:{args.pyroscope_jar}")
+        env.update({
+            "PYROSCOPE_APPLICATION_NAME": "jfrctx-bench-server",
+            "PYROSCOPE_SERVER_ADDRESS": args.pyroscope_server or f"http://127.0.0.1:{closed_port()}",
+            "PYROSCOPE_PROFILER_EVENT": "itimer",
+            "PYROSCOPE_PROFILING_INTERVAL": f"{PERIOD_MS}ms",
+            "PYROSCOPE_UPLOAD_INTERVAL": "10s",
+            "PYROSCOPE_FORMAT": "jfr",
+            "PYROSCOPE_LOG_LEVEL": "error",
+        })
+    cmd = [java] + jvm + ["-cp", cp, "dev.jfrctx.bench.server.BenchServer"] + app
+    rec = {"config": cfg, "jdk": jdk, "threads": threads, "round": rnd, "ok": False}
+    with open(files["err"], "w") as err:
+        server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=args.out)
+    out_lines = []
+    drain = None
+    try:
+        line = read_line(server.stdout, r"listening on", time.monotonic() + 90)
+        if not line:
+            rec["error"] = "server did not start (see " + files["err"] + ")"
+            return rec
+        out_lines.append(line)
+        # Keep draining stdout (diagnostic flags such as -XX:+PrintCompilation write there).
+        drain = threading.Thread(target=lambda: out_lines.extend(server.stdout), daemon=True)
+        drain.start()
+        port = int(re.search(r"127\.0\.0\.1:(\d+)", line).group(1))
+        if profiler == "pyroscope" and "pyroscope_labels_enabled=true" not in line and filt != "off":
+            rec["warning"] = "Pyroscope labels not enabled: " + line.strip()
+        gen = subprocess.Popen(
+            [java, "-Xmx64m", "-XX:TieredStopAtLevel=1", "-cp", args.classes, "dev.jfrctx.bench.server.LoadGen",
+             str(port), str(args.connections), str(args.warmup), str(args.measure), args.paths],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            limit = time.monotonic() + args.warmup + args.measure + 60
+            if not read_line(gen.stdout, r"^window start", limit):
+                rec["error"] = "load generator did not start its window"
+                return rec
+            s0 = snapshot(server.pid)
+            st0 = json.loads(http_get(port, "/admin/stats"))
+            end = read_line(gen.stdout, r"^window end", limit)
+            s1 = snapshot(server.pid)
+            st1 = json.loads(http_get(port, "/admin/stats"))
+            gen.wait(timeout=30)
+        finally:
+            if gen.poll() is None:
+                gen.kill()
+        if not end:
+            rec["error"] = "load generator did not end its window"
+            return rec
+        m = re.search(r"requests=(\d+) errors=(\d+)", end)
+        wall = s1["time"] - s0["time"]
+        served = st1["served"] - st0["served"] - 1  # the /admin/stats request itself is not filtered
+        proc, groups = cpu_delta(s0, s1)
+        rec.update({
+            "seconds": wall, "requests": served, "rps": served / wall, "loadgen_requests": int(m.group(1)),
+            "errors": int(m.group(2)), "cpu_s": proc, "cpu_us_per_req": proc / max(1, served) * 1e6,
+            "groups_s": groups, "gc_count": st1["gc_count"] - st0["gc_count"], "gc_ms": st1["gc_ms"] - st0["gc_ms"],
+            "jit_ms": st1["jit_ms"] - st0["jit_ms"],
+            "loop_us": (st1["loop_ns"] - st0["loop_ns"]) / max(1, st1["loop_calls"] - st0["loop_calls"]) / 1e3,
+            "window_epoch_ns": [st0["epoch_ns"], st1["epoch_ns"]],
+            "tag": tag,
+        })
+        try:
+            http_get(port, "/admin/stop")
+        except OSError:
+            pass
+        server.wait(timeout=60)
+        app_cpu = groups["request"] + groups["handoff"]
+        samples = count_samples(args, profiler, files, st0, st1)
+        rec["samples"] = samples
+        rec["samples_per_app_cpu_s"] = samples / app_cpu if samples is not None and app_cpu > 0 else None
+        rec["ok"] = served > 0
+        if served <= 0:
+            rec["error"] = "no request served in the window"
+    except Exception as e:  # noqa: BLE001 - reported per run
+        rec["error"] = f"{type(e).__name__}: {e}"
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        if drain:
+            drain.join(5)
+        with open(files["out"], "w") as f:
+            f.writelines(out_lines)
+        with open(files["err"]) as f:
+            exit_lines = [ln.strip() for ln in f if ln.startswith("jfrctx: samples")]
+        if exit_lines:
+            rec["agent_exit"] = exit_lines[-1]
+        for k in ("jsonl", "samples"):
+            if os.path.exists(files[k]) and not args.keep:
+                os.remove(files[k])
+    return rec
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def fmt_spread(xs, f="{:.3f}"):
+    xs = [x for x in xs if x is not None]
+    if not xs:
+        return "—"
+    return (f + " [" + f + "–" + f + "]").format(statistics.median(xs), min(xs), max(xs))
+
+
+def summarize(recs, out):
+    lines = []
+    setups = []
+    for r in recs:
+        if (r["jdk"], r["threads"]) not in setups:
+            setups.append((r["jdk"], r["threads"]))
+    for jdk, threads in setups:
+        rs = [r for r in recs if r["jdk"] == jdk and r["threads"] == threads and r.get("ok")]
+        lines.append(f"\nJDK {jdk}, {threads} request threads: median [min–max] over rounds; ratios paired per "
+                     f"round against 'jfr' (JFR alone) of the same round")
+        lines.append("| configuration | req/s | CPU µs/req | req/s × JFR | CPU/req × JFR | request threads µs/req "
+                     "| JIT µs/req | GC µs/req | jfrctx+JFR threads µs/req | GCs/1k req | samples/app-CPU-s | /cpu loop µs |")
+        lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+        base = {r["round"]: r for r in rs if r["config"] == "jfr"}
+        for cfg in CONFIGS:
+            mine = [r for r in rs if r["config"] == cfg]
+            if not mine:
+                continue
+            rps_ratio = [r["rps"] / base[r["round"]]["rps"] for r in mine if r["round"] in base]
+            cpu_ratio = [r["cpu_us_per_req"] / base[r["round"]]["cpu_us_per_req"] for r in mine if r["round"] in base]
+
+            def per_req(r, *gs):
+                return sum(r["groups_s"][g] for g in gs) / max(1, r["requests"]) * 1e6
+
+            lines.append("| " + " | ".join([
+                cfg,
+                fmt_spread([r["rps"] for r in mine], "{:.0f}"),
+                fmt_spread([r["cpu_us_per_req"] for r in mine], "{:.0f}"),
+                fmt_spread(rps_ratio),
+                fmt_spread(cpu_ratio),
+                fmt_spread([per_req(r, "request") for r in mine], "{:.0f}"),
+                fmt_spread([per_req(r, "jit") for r in mine], "{:.1f}"),
+                fmt_spread([per_req(r, "gc") for r in mine], "{:.1f}"),
+                fmt_spread([per_req(r, "jfrctx", "jfr") for r in mine], "{:.1f}"),
+                fmt_spread([r["gc_count"] / max(1, r["requests"]) * 1000 for r in mine], "{:.2f}"),
+                fmt_spread([r.get("samples_per_app_cpu_s") for r in mine], "{:.1f}"),
+                fmt_spread([r.get("loop_us") for r in mine], "{:.0f}"),
+            ]) + " |")
+    failed = [r for r in recs if not r.get("ok")]
+    for r in failed:
+        lines.append(f"FAILED {r['config']} JDK {r['jdk']} {r['threads']} round {r['round']}: {r.get('error')}")
+    for r in recs:
+        if r.get("warning"):
+            lines.append(f"WARNING {r['config']} JDK {r['jdk']} round {r['round']}: {r['warning']}")
+        if r.get("errors"):
+            lines.append(f"note: {r['config']} JDK {r['jdk']} round {r['round']}: {r['errors']} HTTP errors")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(out, "server-summary.txt"), "w") as f:
+        f.write(text)
+    return text, failed
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--classes", required=True)
+    p.add_argument("--pyroscope-classes", default="")
+    p.add_argument("--tomcat", required=True)
+    p.add_argument("--agent", required=True)
+    p.add_argument("--jar", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--warmup", type=float, default=10)
+    p.add_argument("--measure", type=float, default=20)
+    p.add_argument("--connections", type=int, default=8)
+    p.add_argument("--paths", default=PATHS, help="comma-separated request paths, cycled (default: all five)")
+    p.add_argument("--setups", default="17:platform")
+    p.add_argument("--configs", default="none,jfr,jfrctx-off,jfrctx-snapshot,jfrctx-endpoint,jfrctx-request")
+    p.add_argument("--pyroscope-jar", default="")
+    p.add_argument("--pyroscope-server", default="")
+    p.add_argument("--jvm-opt", action="append", default=[])
+    p.add_argument("--keep", action="store_true", help="keep the sample files")
+    p.add_argument("--diagnose", action="store_true",
+                   help="add bench/server/diagnose.jfc as a file recording to every run (see evidence.py)")
+    args = p.parse_args()
+    for k in ("out", "classes", "pyroscope_classes", "tomcat", "agent", "jar", "pyroscope_jar"):
+        if getattr(args, k):
+            setattr(args, k, os.path.abspath(getattr(args, k)))
+    os.makedirs(args.out, exist_ok=True)
+    args.jdk_home = {v: os.environ.get(f"JFRCTX_JDK{v}", "") for v in ("17", "21", "25")}
+    setups = []
+    for s in args.setups.split():
+        jdk, threads = s.split(":")
+        if threads not in ("platform", "virtual") or not args.jdk_home.get(jdk):
+            raise SystemExit(f"run.py: bad setup {s} (JDK 17/21/25 from JFRCTX_JDKnn, platform|virtual)")
+        setups.append((jdk, threads))
+    configs = args.configs.split(",")
+    for c in configs:
+        if c not in CONFIGS:
+            raise SystemExit(f"run.py: unknown configuration {c} (one of {', '.join(CONFIGS)})")
+    recs = []
+    total = args.rounds * len(setups) * len(configs)
+    with open(os.path.join(args.out, "server.jsonl"), "a") as log:
+        for rnd in range(1, args.rounds + 1):
+            for setup in setups:
+                for cfg in configs:
+                    print(f"server [{len(recs) + 1}/{total}] round {rnd}: JDK {setup[0]} {setup[1]} {cfg}",
+                          file=sys.stderr, flush=True)
+                    rec = one_run(args, cfg, setup, rnd)
+                    recs.append(rec)
+                    log.write(json.dumps(rec) + "\n")
+                    log.flush()
+                    if rec.get("ok"):
+                        print(f"    {rec['rps']:.0f} req/s, {rec['cpu_us_per_req']:.0f} µs CPU/req, "
+                              f"samples/app-CPU-s {rec['samples_per_app_cpu_s']}", file=sys.stderr, flush=True)
+                    else:
+                        print(f"    FAILED: {rec.get('error')}", file=sys.stderr, flush=True)
+    text, failed = summarize(recs, args.out)
+    print(text)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

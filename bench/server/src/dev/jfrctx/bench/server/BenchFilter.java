@@ -1,0 +1,126 @@
+package dev.jfrctx.bench.server;
+
+import dev.jfrctx.RecordingContext;
+import dev.jfrctx.RecordingContextKey;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import java.io.IOException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The per-request filter, switchable per configuration ({@code --filter}):
+ *
+ * <ul>
+ *   <li>{@code off}: installs nothing (the filter is still in the chain);
+ *   <li>{@code snapshot}: activates a jfrctx snapshot of {@code {endpoint}} built once per endpoint;
+ *   <li>{@code endpoint}: builds a new jfrctx context {@code {endpoint}} per request (a map seen
+ *       before);
+ *   <li>{@code request}: builds {@code {endpoint, request=<counter>}} per request (a map never
+ *       seen before, as in {@code examples/servlet}'s filter);
+ *   <li>{@code pyroscope-endpoint}, {@code pyroscope-request}: the same labels through
+ *       Pyroscope's Java agent ({@code io.pyroscope.labels.v2.ScopedContext}, see
+ *       {@code bench/server/pyroscope/}).
+ * </ul>
+ *
+ * The endpoint is the path after {@code /app}. The labels of a Pyroscope request are kept in a
+ * request attribute so that the hand-off endpoint can install them on the pool thread, as
+ * {@code RecordingContext.wrap} does for jfrctx.
+ */
+public final class BenchFilter implements Filter {
+    static final RecordingContextKey ENDPOINT = RecordingContextKey.forName("endpoint");
+    static final RecordingContextKey REQUEST = RecordingContextKey.forName("request");
+    static final String LABELS_ATTRIBUTE = "bench.labels";
+
+    private final int mode;
+    private final AtomicLong requests = new AtomicLong();
+    private final ConcurrentHashMap<String, RecordingContext.Snapshot> snapshots = new ConcurrentHashMap<>();
+    private final Labeler labeler;
+
+    private static final int OFF = 0;
+    private static final int SNAPSHOT = 1;
+    private static final int ENDPOINT_ONLY = 2;
+    private static final int REQUEST_ID = 3;
+    private static final int PYRO_ENDPOINT = 4;
+    private static final int PYRO_REQUEST = 5;
+
+    BenchFilter(String mode) {
+        switch (mode) {
+            case "off": this.mode = OFF; break;
+            case "snapshot": this.mode = SNAPSHOT; break;
+            case "endpoint": this.mode = ENDPOINT_ONLY; break;
+            case "request": this.mode = REQUEST_ID; break;
+            case "pyroscope-endpoint": this.mode = PYRO_ENDPOINT; break;
+            case "pyroscope-request": this.mode = PYRO_REQUEST; break;
+            default: throw new IllegalArgumentException("unknown --filter " + mode);
+        }
+        this.labeler = this.mode >= PYRO_ENDPOINT ? Labeler.pyroscope() : null;
+    }
+
+    static String describe(String mode) {
+        return mode.startsWith("pyroscope") ? " pyroscope_labels_enabled=" + Labeler.pyroscope().enabled() : "";
+    }
+
+    static String endpoint(HttpServletRequest request) {
+        String path = request.getPathInfo();
+        return path == null ? "/" : path;
+    }
+
+    @Override
+    public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
+            throws IOException, ServletException {
+        BenchServer.SERVED.incrementAndGet();
+        HttpServletRequest http = (HttpServletRequest) request;
+        switch (mode) {
+            case SNAPSHOT: {
+                RecordingContext.Snapshot s = snapshots.get(endpoint(http));
+                if (s == null) {
+                    s = snapshots.computeIfAbsent(endpoint(http), BenchFilter::snapshotOf);
+                }
+                try (RecordingContext.Activation ignored = s.activate()) {
+                    chain.doFilter(request, response);
+                }
+                return;
+            }
+            case ENDPOINT_ONLY:
+                try (RecordingContext ignored = RecordingContext.where(ENDPOINT, endpoint(http)).build()) {
+                    chain.doFilter(request, response);
+                }
+                return;
+            case REQUEST_ID:
+                try (RecordingContext ignored = RecordingContext.where(ENDPOINT, endpoint(http))
+                        .where(REQUEST, Long.toString(requests.incrementAndGet()))
+                        .build()) {
+                    chain.doFilter(request, response);
+                }
+                return;
+            case PYRO_ENDPOINT:
+            case PYRO_REQUEST: {
+                Object labels = mode == PYRO_ENDPOINT
+                        ? labeler.labels(endpoint(http), null)
+                        : labeler.labels(endpoint(http), Long.toString(requests.incrementAndGet()));
+                request.setAttribute(LABELS_ATTRIBUTE, labels);
+                try (AutoCloseable ignored = labeler.open(labels)) {
+                    chain.doFilter(request, response);
+                } catch (IOException | ServletException | RuntimeException e) {
+                    throw e;
+                } catch (Exception e) {
+                    throw new ServletException(e);
+                }
+                return;
+            }
+            default:
+                chain.doFilter(request, response);
+        }
+    }
+
+    private static RecordingContext.Snapshot snapshotOf(String endpoint) {
+        try (RecordingContext ignored = RecordingContext.where(ENDPOINT, endpoint).build()) {
+            return RecordingContext.snapshot();
+        }
+    }
+}
