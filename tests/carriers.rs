@@ -131,6 +131,7 @@ fn carriers(jdk: u32) {
     let mut correct = 0usize;
     let mut unknown: BTreeMap<String, usize> = BTreeMap::new();
     let mut wrong = Vec::new();
+    let mut gap = Vec::new();
     let mut carrier: BTreeMap<String, usize> = BTreeMap::new();
     let mut carrier_examples = Vec::new();
     let mut no_thread = 0usize;
@@ -162,9 +163,20 @@ fn carriers(jdk: u32) {
         match v {
             Verdict::Correct => correct += 1,
             Verdict::Unknown(r) => *unknown.entry(r).or_default() += 1,
+            Verdict::Wrong(_) if sampler_gap(s, &method) => gap.push(s.to_string()),
             Verdict::Wrong(why) => wrong.push(format!("{why}: {s}")),
         }
     }
+    let in_gt = correct + unknown.values().sum::<usize>() + wrong.len() + gap.len();
+    for g in &gap {
+        println!("    sampler gap (README, Limits): {g}");
+    }
+    assert!(
+        gap.len() <= 1 + in_gt / 5000,
+        "JDK {jdk}: {} samples in gt_none carry their own thread's previous context, more than \
+         the JFR sampler's timing gap explains ({in_gt} samples in gt_*)",
+        gap.len()
+    );
     println!(
         "carriers JDK {jdk}: {} samples ({no_thread} without a thread); in gt_*: correct {correct}, \
          unknown {unknown:?}, wrong {}; carrier samples {carrier:?}",
@@ -175,21 +187,24 @@ fn carriers(jdk: u32) {
         println!("    carrier sample: {e}");
     }
     println!("    workload: {work}");
-    assert!(
-        wrong.is_empty(),
-        "JDK {jdk}: {} wrong samples; first ones:\n  {}",
-        wrong.len(),
-        wrong
-            .iter()
-            .take(10)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n  ")
-    );
+    common::verdict::assert_none_wrong(jdk, &wrong);
     assert!(
         correct >= MIN_CORRECT,
         "JDK {jdk}: only {correct} correct samples (need {MIN_CORRECT}); unknown {unknown:?}"
     );
+}
+
+/// The signature of JFR's sampler timing gap (README, Limits): `jdk.ExecutionSample` reads the
+/// time before it stops the thread, so a thread that closes its context in those microseconds is
+/// sampled with the frames of the next phase and the time of the previous one. Here: an execution
+/// sample in `gt_none` (just after the close) that carries exactly the context its own thread
+/// closed. Any other wrong context (another thread's, the carrier's) is counted as wrong.
+fn sampler_gap(sample: &Value, method: &str) -> bool {
+    let Some(i) = index(sample) else { return false };
+    let n = i.to_string();
+    method == "gt_none"
+        && sample["event"] == "jdk.ExecutionSample"
+        && sample["context"] == serde_json::json!({"gt": "vc", "n": n})
 }
 
 /// Event and reason of a sample, for the printed tally.
@@ -261,4 +276,24 @@ fn carriers_jdk21() {
 #[test]
 fn carriers_jdk25() {
     carriers(25);
+}
+
+#[test]
+fn only_a_threads_own_previous_context_in_gt_none_is_a_sampler_gap() {
+    let sample = |thread: &str, ctx: Value| {
+        serde_json::json!({"event": "jdk.ExecutionSample", "context": ctx,
+            "thread": {"id": 395, "name": thread, "virtual": true}})
+    };
+    let own = serde_json::json!({"gt": "vc", "n": "368"});
+    let other = serde_json::json!({"gt": "vc", "n": "7"});
+    assert!(sampler_gap(&sample("c-368", own.clone()), "gt_none"));
+    assert!(!sampler_gap(&sample("c-368", other), "gt_none"));
+    assert!(!sampler_gap(&sample("c-368", own.clone()), "gt_vc"));
+    assert!(!sampler_gap(
+        &sample("ForkJoinPool-1-worker-1", own.clone()),
+        "gt_none"
+    ));
+    let mut alloc = sample("c-368", own);
+    alloc["event"] = "jdk.ObjectAllocationSample".into();
+    assert!(!sampler_gap(&alloc, "gt_none"));
 }

@@ -163,17 +163,7 @@ fn with_agent(jdk: u32) {
          {unknown:?}, wrong {}; workload {work}",
         wrong.len()
     );
-    assert!(
-        wrong.is_empty(),
-        "JDK {jdk}: {} wrong samples; first ones:\n  {}",
-        wrong.len(),
-        wrong
-            .iter()
-            .take(10)
-            .cloned()
-            .collect::<Vec<_>>()
-            .join("\n  ")
-    );
+    common::verdict::assert_none_wrong(jdk, &wrong);
     assert!(
         percent <= MAX_NO_THREAD_PERCENT,
         "JDK {jdk}: {percent:.2} % of the samples without a thread (bound {MAX_NO_THREAD_PERCENT} %): {per_type:?}"

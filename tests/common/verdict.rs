@@ -50,3 +50,18 @@ pub fn classify(sample: &Value, expected: &BTreeMap<String, String>) -> Verdict 
         None => Verdict::Wrong("no `context` field".into()),
     }
 }
+
+/// Fails, listing the first ten, when any sample of the run on JDK `jdk` carried a wrong context.
+pub fn assert_none_wrong(jdk: u32, wrong: &[String]) {
+    assert!(
+        wrong.is_empty(),
+        "JDK {jdk}: {} wrong samples; first ones:\n  {}",
+        wrong.len(),
+        wrong
+            .iter()
+            .take(10)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n  ")
+    );
+}
