@@ -80,7 +80,14 @@ struct Core {
     push: Option<crate::sink::push::PushHandle>,
     /// How samples are valued: the CPU periods in the summary come from it.
     values: crate::value::ValuePlan,
+    /// `now` of the last prune of histories and ids (see [`PRUNE_EVERY_NS`]).
+    pruned_at: Option<i64>,
 }
+
+/// Histories and released ids are pruned at most this often (not every round): pruning visits
+/// every thread's history, and with thread-per-request virtual threads that is thousands of
+/// them; what a later prune keeps longer only answers more old samples exactly.
+const PRUNE_EVERY_NS: i64 = 100_000_000;
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
 
@@ -157,6 +164,7 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), String> {
         listener: ListenerSink::new(&listener::HUB),
         push,
         values: config.sink_options.values.clone(),
+        pruned_at: None,
     };
     let agent = Agent {
         repo: Mutex::new(Repository::new(config.retention_ns)),
@@ -364,6 +372,15 @@ impl Core {
             self.joiner.release_thread(tid, now);
         }
         self.joiner.drain(now);
+        for (handle, times) in self.joiner.take_retired() {
+            // A virtual thread handed its ring back through the header (no JNI call): one
+            // holder gone per hand-back, as `Natives.release`.
+            for _ in 0..times {
+                if a.rings.lock().release(handle) {
+                    self.joiner.release_ring(handle, now);
+                }
+            }
+        }
         while let Some(bytes) = a.batches.pop() {
             self.records.clear();
             if let Err(e) = self.decoder.decode(&bytes, &mut self.records) {
@@ -394,8 +411,15 @@ impl Core {
             self.counters.add_dropped(excess as u64);
         }
         self.join_pending(a, last);
-        self.joiner.prune(now);
-        a.repo.lock().collect(now);
+        if last
+            || self
+                .pruned_at
+                .is_none_or(|t| now.saturating_sub(t) >= PRUNE_EVERY_NS)
+        {
+            self.joiner.prune(now);
+            a.repo.lock().collect(now);
+            self.pruned_at = Some(now);
+        }
         self.sinks.flush_all();
         let _ = self.listener.flush();
     }

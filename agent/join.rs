@@ -19,7 +19,8 @@
 //! which a store is issued but not yet visible to us (store buffers); samples later than
 //! `now - safety` are deferred to a later round.
 
-use std::collections::{BTreeMap, HashMap};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
@@ -93,6 +94,7 @@ impl Hasher for IdHasher {
 }
 
 type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
+type IdSet = HashSet<u64, BuildHasherDefault<IdHasher>>;
 
 /// Ids of threads whose state `prune` dropped (released, all their samples older than the
 /// retention), as inclusive ranges `start → end`. A thread absent from the map is known to have
@@ -152,6 +154,8 @@ struct ThreadState {
     released_at: Option<i64>,
     /// The current ring reported a corrupt header (counted once).
     ring_corrupt: bool,
+    /// Hand-backs of the current ring (`Ring::retired`) already reported by `take_retired`.
+    retired_seen: u64,
 }
 
 impl ThreadState {
@@ -163,6 +167,7 @@ impl ThreadState {
             in_flight: false,
             released_at: None,
             ring_corrupt: false,
+            retired_seen: 0,
         }
     }
 }
@@ -174,6 +179,12 @@ pub struct Joiner {
     safety_ns: i64,
     history_limit: usize,
     threads: IdMap<ThreadState>,
+    /// Threads with a ring: the only ones `drain` and `prune` visit, so that the histories of
+    /// ended threads (thousands with thread-per-request virtual threads) cost nothing per round.
+    live: IdSet,
+    /// `(released_at, thread)` of released threads, oldest first: `prune` forgets them from it.
+    /// Entries of threads registered again since are stale and skipped.
+    releases: BinaryHeap<Reverse<(i64, u64)>>,
     /// Threads dropped by `prune`: not "never registered".
     forgotten: Forgotten,
     /// Ring handle → thread id, for `release_ring`.
@@ -189,6 +200,8 @@ pub struct Joiner {
     counters: JoinCounters,
     /// Entries found in the fullest ring at the last `drain`, over its capacity.
     peak_fill: f64,
+    /// Rings handed back through their header since the last `take_retired`: (handle, times).
+    retired: Vec<(u64, u64)>,
 }
 
 /// The capacity a ring should grow to after a drain that found `found` entries (lost ones
@@ -244,6 +257,8 @@ impl Joiner {
             safety_ns: safety_ns.max(0),
             history_limit: DEFAULT_MAX_POINTS,
             threads: IdMap::default(),
+            live: IdSet::default(),
+            releases: BinaryHeap::new(),
             forgotten: Forgotten::default(),
             handles: IdMap::default(),
             max_handle: 0,
@@ -252,6 +267,7 @@ impl Joiner {
             scratch: Vec::new(),
             counters: JoinCounters::default(),
             peak_fill: 0.0,
+            retired: Vec::new(),
         }
     }
 
@@ -276,6 +292,11 @@ impl Joiner {
                 state.ring = Some(old);
                 return;
             }
+            let retired = old.retired();
+            if retired > state.retired_seen {
+                self.retired
+                    .push((old.handle(), retired - state.retired_seen));
+            }
             self.scratch.clear();
             let outcome = old.drain(&mut self.scratch);
             apply(state, &self.scratch, outcome, &mut self.counters);
@@ -289,6 +310,8 @@ impl Joiner {
         }
         state.ring = Some(ring);
         state.ring_corrupt = false;
+        state.retired_seen = 0;
+        self.live.insert(tid);
         state.undrained = true;
         state.released_at = None;
         self.handles.insert(handle, tid);
@@ -327,6 +350,8 @@ impl Joiner {
         }
         state.undrained = false;
         state.released_at = Some(now_ns);
+        self.live.remove(&tid);
+        self.releases.push(Reverse((now_ns, tid)));
         true
     }
 
@@ -344,10 +369,20 @@ impl Joiner {
     /// the round (see the module docs); it becomes the watermark.
     pub fn drain(&mut self, now_ns: i64) {
         let mut peak = 0.0f64;
-        for state in self.threads.values_mut() {
+        for tid in &self.live {
+            let Some(state) = self.threads.get_mut(tid) else {
+                continue;
+            };
             let Some(ring) = &state.ring else {
                 continue;
             };
+            // Before the drain: a hand-back is stored after the transition it follows.
+            let retired = ring.retired();
+            if retired > state.retired_seen {
+                self.retired
+                    .push((ring.handle(), retired - state.retired_seen));
+                state.retired_seen = retired;
+            }
             self.scratch.clear();
             let outcome = ring.drain(&mut self.scratch);
             // `head - tail` at this drain, lost entries included.
@@ -364,6 +399,14 @@ impl Joiner {
         }
         self.peak_fill = peak;
         self.watermark = Some(self.watermark.map_or(now_ns, |w| w.max(now_ns)));
+    }
+
+    /// Rings whose holders handed them back through the header (`Ring::retired`) since the
+    /// last call, as (handle, hand-backs), their transitions up to the hand-back drained. The
+    /// caller releases that many holders in the registry and, when the last one is gone,
+    /// calls [`Joiner::release_ring`], as for `Natives.release`.
+    pub fn take_retired(&mut self) -> Vec<(u64, u64)> {
+        std::mem::take(&mut self.retired)
     }
 
     /// Entries the fullest ring held at the latest `drain` (lost ones included) over its
@@ -447,18 +490,27 @@ impl Joiner {
         };
         // Never beyond the watermark: `decide` expires samples relative to it.
         let keep_from = now_ns.min(w).saturating_sub(self.retention_ns);
-        let safety = self.safety_ns;
-        let forgotten = &mut self.forgotten;
-        self.threads.retain(|&tid, state| {
-            if let Some(released) = state.released_at {
-                if released.saturating_add(safety) < keep_from {
-                    forgotten.insert(tid);
-                    return false;
-                }
+        while let Some(&Reverse((released, tid))) = self.releases.peek() {
+            if released.saturating_add(self.safety_ns) >= keep_from {
+                break;
             }
-            state.history.prune(keep_from);
-            true
-        });
+            self.releases.pop();
+            // Stale when the thread registered again (or was released again later).
+            if self
+                .threads
+                .get(&tid)
+                .is_some_and(|s| s.released_at == Some(released))
+            {
+                self.threads.remove(&tid);
+                self.forgotten.insert(tid);
+            }
+        }
+        // A released thread's history is final and dropped whole above; only live ones grow.
+        for tid in &self.live {
+            if let Some(state) = self.threads.get_mut(tid) {
+                state.history.prune(keep_from);
+            }
+        }
     }
 
     /// Current counters (thread and history figures computed now: O(threads)).

@@ -245,9 +245,10 @@ fn released_thread_is_answered_within_retention_then_forgotten() {
     let later = 300 + RETENTION;
     j.drain(later);
     j.prune(later);
-    // The point in force at the cut (4 from 200) is kept with its time: still exact.
+    // A released thread's history is final: kept whole (not pruned) until it is forgotten, so
+    // even what is older than the retention is still answered exactly.
     assert_eq!(j.decide(Some(1), 250), Context(4));
-    assert_eq!(j.decide(Some(1), 150), Unknown(HistoryExpired));
+    assert_eq!(j.decide(Some(1), 150), Context(3));
     assert_eq!(
         j.decide(Some(1), later - RETENTION),
         Context(4),
@@ -533,4 +534,51 @@ fn a_ring_found_a_third_full_or_losing_entries_grows_four_times_up_to_the_bound(
     assert_eq!(growth(1024, 2000, 976), Some(4096));
     assert_eq!(growth(16384, 10, 1), Some(MAX_GROWN_CAPACITY));
     assert_eq!(growth(MAX_GROWN_CAPACITY, 70_000, 5_000), None);
+}
+
+#[test]
+fn a_ring_handed_back_through_its_header_is_reported_once_after_its_last_transition() {
+    let mut j = joiner();
+    let mut p = producer(&mut j, 7, 16);
+    let ring = p.ring().clone();
+    p.push(100, 5);
+    p.push(200, EMPTY_CONTEXT);
+    ring.retire();
+    j.drain(1_000);
+    assert_eq!(j.take_retired(), vec![(1007, 1)]);
+    assert_eq!(j.take_retired(), vec![]);
+    // The caller releases it (last holder): the history stays, the thread had {} after 200.
+    assert!(j.release_ring(1007, 1_000));
+    assert_eq!(j.decide(Some(7), 150), Context(5));
+    assert_eq!(j.decide(Some(7), 800), Context(EMPTY_CONTEXT));
+    j.drain(2_000);
+    assert_eq!(j.take_retired(), vec![]);
+}
+
+#[test]
+fn a_hand_back_left_on_a_replaced_ring_is_still_reported() {
+    let mut j = joiner();
+    let mut p = producer(&mut j, 8, 16);
+    let old = p.ring().clone();
+    p.push(100, 5);
+    old.retire();
+    j.add_ring(Arc::new(Ring::new(64, 8, 1008))); // grown under the same handle
+    assert_eq!(j.take_retired(), vec![(1008, 1)]);
+    j.drain(1_000);
+    assert_eq!(j.take_retired(), vec![]);
+}
+
+#[test]
+fn a_thread_registered_again_after_its_release_is_not_forgotten_by_the_old_release() {
+    let mut j = joiner();
+    let mut p = producer(&mut j, 3, 16);
+    p.push(100, 5);
+    assert!(j.release_ring(1003, 200));
+    let mut again = producer(&mut j, 3, 16); // same handle scheme: 1003 is live again
+    again.push(300, 6);
+    let later = 200 + RETENTION + SAFETY + 10;
+    j.drain(later);
+    j.prune(later);
+    assert_eq!(j.counters().threads_live, 1);
+    assert_eq!(j.decide(Some(3), 350), Context(6));
 }

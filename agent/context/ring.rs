@@ -60,6 +60,9 @@ const GROW: usize = 6;
 /// Rings grow on request up to this many entries (1 MiB): at 1 M transitions a second, 65 ms of a
 /// descheduled worker.
 pub const MAX_GROWN_CAPACITY: usize = 1 << 16;
+/// Header word 7: how many times the producer handed the ring back (a virtual thread whose
+/// outermost context closed), see [`Ring::retired`]. Producer-only, never decreases.
+const RETIRED: usize = 7;
 const HEADER_WORDS: usize = HEADER_BYTES / 8;
 
 /// One completed context transition read from a ring.
@@ -236,6 +239,20 @@ impl Ring {
         self.word(GROW).load(Ordering::Relaxed).max(0) as usize
     }
 
+    /// How many times the producer handed this ring back by writing the header (instead of a
+    /// `Natives.release` call): each time, one holder is gone, after its last transition. Read it
+    /// *before* draining: the producer stores it (release) after that transition's `head`.
+    pub fn retired(&self) -> u64 {
+        self.word(RETIRED).load(Ordering::Acquire).max(0) as u64
+    }
+
+    /// The producer side of [`Ring::retired`] (tests and benchmarks; Java's `ThreadLog.retire`
+    /// is the real producer).
+    pub fn retire(&self) {
+        let n = self.word(RETIRED).load(Ordering::Relaxed);
+        self.word(RETIRED).store(n + 1, Ordering::Release);
+    }
+
     /// The context of the newest completed entry: what the owner has installed now (0 before the
     /// first transition). Tests only; the worker drains.
     pub fn current(&self) -> ContextId {
@@ -264,6 +281,12 @@ impl Ring {
             return outcome;
         }
         let h1 = self.word(HEAD).load(Ordering::Acquire);
+        if h1 >= 0 && h1 & 1 == 0 && (h1 / 2) as u64 == tail {
+            // Nothing new and nothing in flight: the usual case of an idle thread. Reads one
+            // shared word and writes none (no fence, no `tail` store), so visiting thousands of
+            // idle rings per round costs one load each.
+            return outcome;
+        }
         let n = match u64::try_from(h1) {
             Ok(h1) if h1 / 2 >= tail => h1 / 2,
             _ => {

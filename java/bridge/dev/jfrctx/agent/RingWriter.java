@@ -86,6 +86,23 @@ public final class RingWriter {
         return n;
     }
 
+    /** Byte offset of the header word counting hand-backs of the ring. */
+    private static final long RETIRED = 56;
+
+    /**
+     * Hands the ring at {@code ring} back to the agent (one holder gone), after this thread's
+     * last transition on it: {@code retired += 1} with release semantics, so the agent, which
+     * reads it before draining, also sees that transition. Only the ring's thread may call it,
+     * and it must not write to the ring afterwards.
+     *
+     * @param ring the ring's address
+     */
+    public static void retire(long ring) throws Throwable {
+        long n = (long) GET_LONG.invokeExact(ring + RETIRED);
+        STORE_FENCE.invokeExact();
+        PUT_LONG.invokeExact(ring + RETIRED, n + 1);
+    }
+
     /**
      * The address of a direct buffer's memory.
      *

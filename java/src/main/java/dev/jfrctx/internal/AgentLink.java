@@ -33,6 +33,9 @@ public final class AgentLink {
     static final MethodHandle RING_TRANSITION;
     static final MethodHandle RING_GET;
     static final MethodHandle BUFFER_ADDRESS;
+    /** {@code RingWriter.retire(long ring)}; null with an agent that has none (rings are then
+     * handed back by the Cleaner only). */
+    static final MethodHandle RING_RETIRE;
     /** {@code Natives.grow(long handle, int capacity) → ByteBuffer}; null with an older agent. */
     private static final MethodHandle GROW;
 
@@ -91,6 +94,16 @@ public final class AgentLink {
         RING_TRANSITION = transition;
         RING_GET = get;
         BUFFER_ADDRESS = address;
+        MethodHandle retire = null;
+        if (transition != null) {
+            try {
+                retire = MethodHandles.publicLookup().findStatic(Class.forName(RING_WRITER, true, null),
+                        "retire", MethodType.methodType(void.class, long.class));
+            } catch (Throwable absent) {
+                // An agent without hand-backs through the header.
+            }
+        }
+        RING_RETIRE = retire;
         MethodHandle grow = null;
         if (live) {
             try {

@@ -37,16 +37,25 @@ final class Reclamation {
     }
 
     /** Cleaner action for a ring. Must not reference the ThreadLog or its buffer. */
-    private static final class ReleaseRing implements Runnable {
+    static final class ReleaseRing implements Runnable {
         private final long handle;
+        /** The log handed the ring back itself ({@link ThreadLog#retire}): nothing left to do. */
+        private volatile boolean done;
 
         ReleaseRing(long handle) {
             this.handle = handle;
         }
 
+        /** The holder was released another way; the Cleaner's run does nothing. */
+        void cancel() {
+            done = true;
+        }
+
         @Override
         public void run() {
-            AgentLink.release(handle);
+            if (!done) {
+                AgentLink.release(handle);
+            }
         }
     }
 
@@ -59,11 +68,14 @@ final class Reclamation {
     }
 
     /**
-     * Releases the ring {@code handle} once {@code log} is unreachable. If that cannot be arranged,
-     * the link degrades and the ring is never released.
+     * Releases the ring {@code handle} once {@code log} is unreachable, unless the returned action
+     * is cancelled first. If that cannot be arranged, the link degrades and the ring is never
+     * released.
      */
-    static void releaseRingWhenUnreachable(ThreadLog log, long handle) {
-        register(log, new ReleaseRing(handle));
+    static ReleaseRing releaseRingWhenUnreachable(ThreadLog log, long handle) {
+        ReleaseRing action = new ReleaseRing(handle);
+        register(log, action);
+        return action;
     }
 
     private static void register(Object watched, Runnable action) {

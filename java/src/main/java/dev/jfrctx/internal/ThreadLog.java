@@ -45,6 +45,10 @@ public final class ThreadLog {
     private static final int ENTRIES_WORD = ENTRIES / 8;
     private static final int GROW_WORD = GROW / 8;
 
+    /** The header word counting hand-backs of the ring ({@link #retire}). */
+    static final int RETIRED = 56;
+    private static final int RETIRED_WORD = RETIRED / 8;
+
     /**
      * The ring as native-order longs: the path {@link #transition} writes through without a ring
      * writer. This and the two fields below change only when the ring grows (on this thread).
@@ -62,6 +66,8 @@ public final class ThreadLog {
      * owning thread touches it.
      */
     private long n;
+    /** The Cleaner's release of this log's holder, cancelled by {@link #retire}. */
+    private Reclamation.ReleaseRing release;
 
     /** Returned by {@link #transition} when no other log wrote since this one's last write. */
     public static final long SAME = Long.MIN_VALUE;
@@ -153,7 +159,7 @@ public final class ThreadLog {
             AgentLink.fail("Natives.register (unusable ring)", e);
             return null;
         }
-        Reclamation.releaseRingWhenUnreachable(log, log.handle);
+        log.release = Reclamation.releaseRingWhenUnreachable(log, log.handle);
         return log;
     }
 
@@ -263,6 +269,38 @@ public final class ThreadLog {
      */
     private long writtenByAnother(long n) {
         return n == 0 ? 0 : words.get(ENTRIES_WORD + 2 * ((int) (n - 1) & mask) + 1);
+    }
+
+    /**
+     * Hands the ring back to the agent now, after this thread's last transition on it, instead of
+     * when a GC finds this log unreachable: one header store ({@code retired += 1}, release), no
+     * JNI call; the agent drains the ring and releases this holder at its next round. The log
+     * must not be written afterwards. Used by virtual threads when their outermost context
+     * closes, so that the agent does not keep visiting the rings of threads that have ended.
+     *
+     * @return false when the agent cannot take a ring back this way (nothing was done)
+     */
+    boolean retire() {
+        Reclamation.ReleaseRing r = release;
+        long a = address;
+        if (r == null) {
+            return false;
+        }
+        if (AgentLink.RING_RETIRE != null && a != 0) {
+            try {
+                AgentLink.RING_RETIRE.invokeExact(a);
+            } catch (Throwable t) { // cannot happen: it only reads and writes memory
+                return false;
+            }
+        } else if (AgentLink.RING_RETIRE != null) {
+            VarHandle.releaseFence(); // after the last transition's stores
+            words.put(RETIRED_WORD, words.get(RETIRED_WORD) + 1);
+        } else {
+            return false;
+        }
+        release = null;
+        r.cancel();
+        return true;
     }
 
     /**

@@ -14,7 +14,12 @@ public final class ThreadState {
         }
     };
 
+    /** {@code Thread.isVirtual()} (JDK 21+), null before. */
+    private static final java.lang.invoke.MethodHandle IS_VIRTUAL = isVirtualHandle();
+
     private final Thread owner;
+    /** The owner is a virtual thread: its ring is handed back when its outermost scope closes. */
+    private final boolean virtual;
     private ContextData current = ContextData.EMPTY;
     /** The serial number of the innermost open scope, 0 when none. */
     private long innermost;
@@ -31,6 +36,27 @@ public final class ThreadState {
 
     private ThreadState(Thread owner) {
         this.owner = owner;
+        this.virtual = isVirtual(owner);
+    }
+
+    private static java.lang.invoke.MethodHandle isVirtualHandle() {
+        try {
+            return java.lang.invoke.MethodHandles.publicLookup().findVirtual(Thread.class, "isVirtual",
+                    java.lang.invoke.MethodType.methodType(boolean.class));
+        } catch (Throwable absent) { // JDK 17: no virtual threads
+            return null;
+        }
+    }
+
+    private static boolean isVirtual(Thread t) {
+        if (IS_VIRTUAL == null) {
+            return false;
+        }
+        try {
+            return (boolean) IS_VIRTUAL.invokeExact(t);
+        } catch (Throwable e) {
+            return false;
+        }
     }
 
     /**
@@ -124,6 +150,22 @@ public final class ThreadState {
         ThreadLog l = log;
         if (l != null) {
             l.transition(id);
+            if (outer == 0 && id == 0 && virtual) {
+                retire(l);
+            }
+        }
+    }
+
+    /**
+     * Out of line (once per outermost scope of a virtual thread): nothing is installed any more,
+     * so the ring goes back to the agent now rather than when a GC finds the log unreachable — a
+     * thread-per-request server would otherwise leave thousands of ended threads' rings for the
+     * agent to visit every round. A later install registers again.
+     */
+    private void retire(ThreadLog l) {
+        if (l.retire()) {
+            log = null;
+            logOpened = false;
         }
     }
 
