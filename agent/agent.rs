@@ -82,6 +82,8 @@ struct Core {
     values: crate::value::ValuePlan,
     /// `now` of the last prune of histories and ids (see [`PRUNE_EVERY_NS`]).
     pruned_at: Option<i64>,
+    /// Context definitions the repository refused (logged once).
+    definition_errors: u64,
 }
 
 /// Histories and released ids are pruned at most this often (not every round): pruning visits
@@ -165,6 +167,7 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), String> {
         push,
         values: config.sink_options.values.clone(),
         pruned_at: None,
+        definition_errors: 0,
     };
     let agent = Agent {
         repo: Mutex::new(Repository::new(config.retention_ns)),
@@ -393,6 +396,20 @@ impl Core {
                 match record {
                     Record::Sample(s) => self.pending.push_back(s),
                     Record::Calibration(b) => self.calibrator.add(b),
+                    Record::Define { id, entries } => {
+                        if let Err(e) = a.repo.lock().define(id, entries) {
+                            self.definition_errors += 1;
+                            if self.definition_errors == 1 {
+                                crate::error!(
+                                    "bad context definition from the facade ({e}); samples in \
+                                     that context are reported unknown (context_released)"
+                                );
+                            }
+                        }
+                    }
+                    Record::Release(id) => {
+                        a.repo.lock().release(id, now);
+                    }
                     Record::StreamEnd(msg) => {
                         if !msg.is_empty() {
                             crate::warn!("the JFR stream ended: {msg}");

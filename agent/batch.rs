@@ -1,6 +1,6 @@
 //! Decoder (and, for tests, encoder) of the bridge's batch byte format; see ARCHITECTURE.md
 //! "Batch format". Little-endian records, each starting with a one-byte tag:
-//! 1 string, 2 sample, 3 calibration, 4 stream end.
+//! 1 string, 2 sample, 3 calibration, 4 stream end, 5 context definition, 6 context release.
 //!
 //! The string table lives in the [`Decoder`] across batches: ids are dense and valid for the
 //! agent's lifetime.
@@ -16,6 +16,8 @@ pub const TAG_STRING: u8 = 1;
 pub const TAG_SAMPLE: u8 = 2;
 pub const TAG_CALIBRATION: u8 = 3;
 pub const TAG_STREAM_END: u8 = 4;
+pub const TAG_DEFINE: u8 = 5;
+pub const TAG_RELEASE: u8 = 6;
 
 const FLAG_VIRTUAL: u8 = 1;
 const FLAG_TRUNCATED: u8 = 2;
@@ -28,6 +30,15 @@ pub enum Record {
     Calibration(Bracket),
     /// The stream ended; empty message for a normal end, else the bridge's error text.
     StreamEnd(String),
+    /// A context map the facade numbered itself (`Definitions.define`): `entries` as the facade
+    /// built them (sorted, unique keys); keys and values inline, not in the string table (values
+    /// such as request ids are seldom repeated).
+    Define {
+        id: u64,
+        entries: Vec<(String, String)>,
+    },
+    /// The facade object holding a defined (or interned) id is gone: one reference dropped.
+    Release(u64),
 }
 
 /// A malformed batch. `offset` is the byte offset within the batch: of the record for
@@ -132,6 +143,11 @@ impl Decoder {
                     let id = r.u32().ok_or_else(trunc)?;
                     out.push(Record::StreamEnd(self.lookup(id, at)?.to_string()));
                 }
+                TAG_DEFINE => out.push(Self::define(&mut r, start)?),
+                TAG_RELEASE => {
+                    let id = r.i64().ok_or_else(truncated(start, "release"))?;
+                    out.push(Record::Release(id as u64));
+                }
                 _ => return Err(BatchError::UnknownTag { offset: start, tag }),
             }
         }
@@ -158,6 +174,37 @@ impl Decoder {
         })?;
         self.strings.push(Arc::from(text));
         Ok(())
+    }
+
+    fn define(r: &mut Reader<'_>, start: usize) -> Result<Record, BatchError> {
+        let trunc = truncated(start, "define");
+        let id = r.i64().ok_or_else(trunc)? as u64;
+        let count = r.u16().ok_or_else(trunc)? as usize;
+        let mut entries = Vec::with_capacity(count.min(r.remaining() / 8));
+        for _ in 0..count {
+            let key = Self::inline_text(r, start, trunc)?;
+            let value = Self::inline_text(r, start, trunc)?;
+            entries.push((key, value));
+        }
+        Ok(Record::Define { id, entries })
+    }
+
+    /// `u32` byte length, then UTF-8.
+    fn inline_text(
+        r: &mut Reader<'_>,
+        start: usize,
+        trunc: impl Fn() -> BatchError,
+    ) -> Result<String, BatchError> {
+        let len = r.u32().ok_or_else(&trunc)? as usize;
+        let at = r.pos;
+        let raw = r.take(len).ok_or_else(&trunc)?;
+        match std::str::from_utf8(raw) {
+            Ok(text) => Ok(text.to_string()),
+            Err(_) => Err(BatchError::BadUtf8 {
+                offset: at.max(start),
+                id: u32::MAX,
+            }),
+        }
     }
 
     fn sample(&self, r: &mut Reader<'_>, start: usize) -> Result<RawSample, BatchError> {
@@ -331,6 +378,25 @@ impl Encoder {
     pub fn stream_end(&mut self, message: &str) {
         let id = self.string(message);
         self.buf.push(TAG_STREAM_END);
+        self.buf.extend_from_slice(&id.to_le_bytes());
+    }
+
+    /// A context definition record, as `BatchEncoder.define` writes it.
+    pub fn define(&mut self, id: u64, entries: &[(&str, &str)]) {
+        self.buf.push(TAG_DEFINE);
+        self.buf.extend_from_slice(&id.to_le_bytes());
+        self.buf
+            .extend_from_slice(&(entries.len() as u16).to_le_bytes());
+        for text in entries.iter().flat_map(|(k, v)| [k, v]) {
+            self.buf
+                .extend_from_slice(&(text.len() as u32).to_le_bytes());
+            self.buf.extend_from_slice(text.as_bytes());
+        }
+    }
+
+    /// A context release record.
+    pub fn release(&mut self, id: u64) {
+        self.buf.push(TAG_RELEASE);
         self.buf.extend_from_slice(&id.to_le_bytes());
     }
 

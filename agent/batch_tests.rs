@@ -276,3 +276,45 @@ fn empty_batch_is_fine() {
     r.unwrap();
     assert!(out.is_empty());
 }
+
+#[test]
+fn definitions_and_releases_round_trip_with_inline_text() {
+    let mut e = Encoder::new();
+    e.define(1 << 62, &[("endpoint", "/a"), ("request", "é42")]);
+    e.release(1 << 62);
+    e.define((1 << 62) + 1, &[]);
+    let mut out = Vec::new();
+    Decoder::new().decode(e.bytes(), &mut out).unwrap();
+    assert_eq!(
+        out,
+        vec![
+            Record::Define {
+                id: 1 << 62,
+                entries: vec![
+                    ("endpoint".to_string(), "/a".to_string()),
+                    ("request".to_string(), "é42".to_string())
+                ]
+            },
+            Record::Release(1 << 62),
+            Record::Define {
+                id: (1 << 62) + 1,
+                entries: vec![]
+            },
+        ]
+    );
+}
+
+#[test]
+fn a_truncated_definition_is_an_error_naming_the_record() {
+    let mut e = Encoder::new();
+    e.define(7, &[("k", "value")]);
+    let bytes = &e.bytes()[..e.bytes().len() - 2];
+    let err = Decoder::new().decode(bytes, &mut Vec::new()).unwrap_err();
+    assert_eq!(
+        err,
+        BatchError::Truncated {
+            offset: 0,
+            record: "define"
+        }
+    );
+}

@@ -20,6 +20,10 @@ pub const MAX_VALUE_BYTES: usize = 64 * 1024;
 pub const MAX_ENTRIES: usize = 1024;
 /// Default bound on ids held at once (live or awaiting reclamation).
 pub const DEFAULT_MAX_IDS: usize = 1 << 22;
+/// Ids from here up are numbered by the facade itself (`Definitions.define` in the bridge, no
+/// JNI call) and announced to the agent in the stream's batches; ids below are the agent's own
+/// (`Natives.intern`). The facade's counter starts here; the agent's never gets close.
+pub const FIRST_DEFINED_ID: ContextId = 1 << 62;
 /// Distinct key strings shared between maps; further keys are stored per map.
 const MAX_SHARED_KEYS: usize = 4096;
 
@@ -154,6 +158,46 @@ impl Repository {
         Ok(id)
     }
 
+    /// Records the map the facade numbered `id` itself, holding one reference (released as any
+    /// other). Equal maps under other ids share their memory but keep their own ids. Fails on
+    /// bad input, an id outside the facade's range or already defined, and past the id bound;
+    /// the id then stays unknown and its samples are reported `context_released`.
+    pub fn define(&mut self, id: ContextId, entries: Vec<(String, String)>) -> Result<(), String> {
+        validate(&entries)?;
+        if id < FIRST_DEFINED_ID || id >= (1 << 63) {
+            return Err(format!("context id {id} is outside the facade's range"));
+        }
+        if self.by_id.contains_key(&id) {
+            return Err(format!("context id {id} defined twice"));
+        }
+        if self.by_id.len() >= self.max_ids {
+            return Err(format!(
+                "too many context maps held at once (at most {}): are contexts closed?",
+                self.max_ids
+            ));
+        }
+        let map = ContextMap {
+            entries: entries
+                .into_iter()
+                .map(|(k, v)| (self.shared_key(k), Arc::from(v)))
+                .collect(),
+        };
+        let map = match self.by_map.get_key_value(&map) {
+            Some((shared, _)) => shared.clone(),
+            None => Arc::new(map),
+        };
+        self.by_id.insert(
+            id,
+            Entry {
+                map,
+                refs: 1,
+                due: None,
+            },
+        );
+        self.interned_total += 1;
+        Ok(())
+    }
+
     /// Drops one reference on `id`; at zero the id is freed by a `collect` at or after
     /// `now_ns + retention`. Returns `false` (and changes nothing) for `EMPTY_CONTEXT`, an unknown
     /// id, or an id without references left.
@@ -201,7 +245,10 @@ impl Repository {
             );
             if current {
                 if let Some(entry) = self.by_id.remove(&id) {
-                    self.by_map.remove(&*entry.map);
+                    // Only the interned id owns the content's slot (defined ids share memory).
+                    if self.by_map.get(&*entry.map) == Some(&id) {
+                        self.by_map.remove(&*entry.map);
+                    }
                     freed += 1;
                 }
             }
@@ -384,5 +431,42 @@ mod tests {
         r.release(a, 0);
         r.collect(i64::MAX);
         assert!(r.intern(kv(&[("k", "3")])).is_ok());
+    }
+
+    #[test]
+    fn defined_ids_resolve_release_and_share_memory_with_equal_maps() {
+        let mut r = repo();
+        let interned = r.intern(kv(&[("k", "v")])).unwrap();
+        let a = FIRST_DEFINED_ID;
+        let b = FIRST_DEFINED_ID + 1;
+        r.define(a, kv(&[("k", "v")])).unwrap();
+        r.define(b, kv(&[("k", "w")])).unwrap();
+        assert!(Arc::ptr_eq(&r.get(a).unwrap(), &r.get(interned).unwrap()));
+        assert_eq!(r.get(b).unwrap().entries[0].1.as_ref(), "w");
+        assert_eq!(r.interned_total(), 3);
+        // Freeing the defined twin leaves the interned id findable by content.
+        assert!(r.release(a, 0));
+        assert_eq!(r.collect(i64::MAX), 1);
+        assert_eq!(r.get(a), None);
+        assert_eq!(r.intern(kv(&[("k", "v")])).unwrap(), interned);
+    }
+
+    #[test]
+    fn bad_definitions_are_refused_with_a_reason() {
+        let mut r = repo();
+        assert!(r
+            .define(5, kv(&[("k", "v")]))
+            .unwrap_err()
+            .contains("outside"));
+        r.define(FIRST_DEFINED_ID, kv(&[("k", "v")])).unwrap();
+        let twice = r.define(FIRST_DEFINED_ID, kv(&[("k", "v")])).unwrap_err();
+        assert!(twice.contains("twice"), "{twice}");
+        let unsorted = r.define(FIRST_DEFINED_ID + 1, kv(&[("b", "1"), ("a", "2")]));
+        assert!(unsorted.unwrap_err().contains("sorted"));
+        r.set_max_ids(1);
+        assert!(r
+            .define(FIRST_DEFINED_ID + 2, kv(&[]))
+            .unwrap_err()
+            .contains("too many"));
     }
 }

@@ -25,6 +25,8 @@ final class BatchEncoder {
     static final byte TAG_SAMPLE = 2;
     static final byte TAG_CALIBRATION = 3;
     static final byte TAG_END = 4;
+    static final byte TAG_DEFINE = 5;
+    static final byte TAG_RELEASE = 6;
     private static final int MAX_FRAMES = 0xFFFF;
     private static final int METHOD_CACHE_LIMIT = 200_000;
     private static final String CARRIER_GROUP = "CarrierThreads";
@@ -223,6 +225,29 @@ final class BatchEncoder {
     private static boolean isCarrier(RecordedThread thread) {
         RecordedThreadGroup group = thread.getThreadGroup();
         return group != null && CARRIER_GROUP.equals(group.getName());
+    }
+
+    /**
+     * Appends every context definition and release queued in {@link Definitions}: tag 5 = id
+     * (i64), entry count (u16), then per key and value a byte length (u32) and UTF-8; tag 6 = id
+     * (i64). Keys and values inline, not in the string table, which lives as long as the agent.
+     */
+    void addDefinitions() {
+        for (Definitions.Node d = Definitions.drain(); d != null; d = d.next) {
+            if (d.kv == null) {
+                ensure(9);
+                buf.put(TAG_RELEASE).putLong(d.id);
+                continue;
+            }
+            int pairs = d.kv.length / 2;
+            ensure(11);
+            buf.put(TAG_DEFINE).putLong(d.id).putShort((short) pairs);
+            for (int i = 0; i < 2 * pairs; i++) {
+                byte[] text = d.kv[i].getBytes(StandardCharsets.UTF_8);
+                ensure(4 + text.length);
+                buf.putInt(text.length).put(text);
+            }
+        }
     }
 
     void end(String message) {

@@ -309,12 +309,15 @@ public final class StreamBridge {
     }
 
     private synchronized void deliver(boolean last, String problem) {
+        if (ended) {
+            return;
+        }
+        // Every map a sample of this batch can carry was queued before that sample was taken.
+        encoder.addDefinitions();
         if (last) {
-            if (ended) {
-                return;
-            }
             ended = true;
             encoder.end(problem == null ? "" : problem);
+            Definitions.close();
         }
         int n = encoder.size();
         if (n > 0) {

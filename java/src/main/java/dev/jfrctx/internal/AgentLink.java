@@ -20,6 +20,17 @@ public final class AgentLink {
 
     private static final String NATIVES = "dev.jfrctx.agent.Natives";
     private static final String RING_WRITER = "dev.jfrctx.agent.RingWriter";
+    private static final String DEFINITIONS = "dev.jfrctx.agent.Definitions";
+
+    /**
+     * {@code Definitions.define(String[]) → long} and {@code Definitions.release(long)}: maps
+     * numbered without a JNI call (the usual case); null with an agent that has no such class,
+     * and then maps are interned through {@code Natives.intern}.
+     */
+    private static final MethodHandle DEFINE;
+    private static final MethodHandle UNDEFINE;
+    /** The first id {@code Definitions.define} hands out. */
+    static final long FIRST_DEFINED_ID = 1L << 62;
 
     private static final MethodHandle INTERN;
     private static final MethodHandle REGISTER;
@@ -104,6 +115,22 @@ public final class AgentLink {
             }
         }
         RING_RETIRE = retire;
+        MethodHandle define = null;
+        MethodHandle undefine = null;
+        if (live) {
+            try {
+                Class<?> definitions = Class.forName(DEFINITIONS, true, null);
+                MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+                define = lookup.findStatic(definitions, "define",
+                        MethodType.methodType(long.class, String[].class));
+                undefine = lookup.findStatic(definitions, "release",
+                        MethodType.methodType(void.class, long.class));
+            } catch (Throwable absent) {
+                define = undefine = null; // an older agent: intern through JNI
+            }
+        }
+        DEFINE = define;
+        UNDEFINE = undefine;
         MethodHandle grow = null;
         if (live) {
             try {
@@ -145,6 +172,54 @@ public final class AgentLink {
         } catch (Throwable t) {
             fail("Natives.intern", t);
             return 0;
+        }
+    }
+
+    /**
+     * Numbers a context map without a JNI call ({@code Definitions.define}); the agent learns
+     * the map from the stream before any sample can need it. Falls back to {@link #intern}.
+     *
+     * @param kv {@code [k0, v0, k1, v1, ...]} sorted by key, unique keys; not modified afterwards
+     * @param released ids to release in the fallback's JNI call (null when none)
+     * @return the id (≥ 1), or 0 when the link is not live or the call failed
+     */
+    static long define(String[] kv, long[] released) {
+        if (!live) {
+            return 0;
+        }
+        if (DEFINE == null) {
+            return intern(kv, released);
+        }
+        try {
+            return (long) DEFINE.invokeExact(kv);
+        } catch (Throwable t) {
+            fail("Definitions.define", t);
+            return 0;
+        }
+    }
+
+    /**
+     * Returns whether maps are numbered by {@link #define} without JNI.
+     *
+     * @return true with an agent that has {@code Definitions}
+     */
+    static boolean definesWithoutJni() {
+        return DEFINE != null;
+    }
+
+    /**
+     * Releases an id from {@link #define} ({@code Definitions.release}); safe from any thread.
+     *
+     * @param id the id
+     */
+    static void undefine(long id) {
+        if (!live || UNDEFINE == null) {
+            return;
+        }
+        try {
+            UNDEFINE.invokeExact(id);
+        } catch (Throwable t) {
+            fail("Definitions.release", t);
         }
     }
 

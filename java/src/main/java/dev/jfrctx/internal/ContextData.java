@@ -8,7 +8,8 @@ import java.util.TreeMap;
  * One immutable context map: {@code kv = [k0, v0, k1, v1, ...]} sorted by key (natural
  * {@link String} order), unique keys, plus the agent's id for it (0 for the empty context and
  * whenever the agent is absent). Each distinct non-empty map is interned with exactly one
- * {@code Natives.intern} call; the id is released when this object becomes unreachable.
+ * {@code Definitions.define} call (no JNI; {@code Natives.intern} with an older agent); the id is
+ * released when this object becomes unreachable.
  * <b>Not API</b>.
  */
 public final class ContextData {
@@ -132,7 +133,9 @@ public final class ContextData {
         if (!AgentLink.isLive()) {
             return new ContextData(kv, 0);
         }
-        long id = AgentLink.intern(kv, Reclamation.drainReleasedContexts());
+        long id = AgentLink.definesWithoutJni()
+                ? AgentLink.define(kv, null)
+                : AgentLink.intern(kv, Reclamation.drainReleasedContexts());
         ContextData data = new ContextData(kv, id);
         if (id != 0) {
             Reclamation.releaseContextWhenUnreachable(data, id);

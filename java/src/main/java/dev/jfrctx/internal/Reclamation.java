@@ -5,9 +5,10 @@ import java.lang.ref.Cleaner;
 /**
  * Tells the agent when facade objects it backs have become unreachable. <b>Not API</b>.
  *
- * <p>Context ids are queued by a {@link Cleaner} action and handed to the agent in the
- * {@code released} argument of the next {@code Natives.intern} call, so reclaiming costs no JNI
- * call of its own. Rings are handed back with {@code Natives.release} from the Cleaner's thread.
+ * <p>Context ids are queued by a {@link Cleaner} action: ids numbered by {@code Definitions} go
+ * back through it (the stream's next batch tells the agent), ids from {@code Natives.intern} in
+ * the {@code released} argument of the next such call; either way reclaiming costs no JNI call
+ * of its own. Rings are handed back with {@code Natives.release} from the Cleaner's thread.
  * The Cleaner (and its thread) is created only when the agent is live.
  */
 final class Reclamation {
@@ -32,7 +33,11 @@ final class Reclamation {
 
         @Override
         public void run() {
-            RELEASED.add(id);
+            if (id >= AgentLink.FIRST_DEFINED_ID) {
+                AgentLink.undefine(id); // queued for the stream's next batch, no JNI call
+            } else {
+                RELEASED.add(id);
+            }
         }
     }
 

@@ -1,0 +1,107 @@
+package dev.jfrctx.agent;
+
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Context maps numbered by the facade itself, with no JNI call on the application's thread: the
+ * facade takes an id here and installs it on its ring at once; the stream bridge hands the map to
+ * the agent in the next batch it delivers ({@link #drainInto}). One class in the boot loader for
+ * every copy of the facade (each class loader's copy finds this one), so ids are unique per JVM.
+ *
+ * <p>Why the map always reaches the agent in time: a sample can only carry a context that was
+ * installed before it was taken, and the map was pushed here before it was installed; every batch
+ * is delivered after the samples in it were taken, and each delivery first drains what is here.
+ * So the map arrives in the same batch as the first sample that needs it, or earlier.
+ *
+ * <p>A lock-free stack (one CAS per map, per release); drained in push order. After the stream
+ * has ended nobody drains it: {@link #close} makes later maps cost nothing and get an id the
+ * agent never learns (their samples, if any, would be unknown). Not API.
+ */
+public final class Definitions {
+    private Definitions() {}
+
+    /** The first id handed out; the agent's own ids ({@code Natives.intern}) stay below. */
+    public static final long FIRST_ID = 1L << 62;
+
+    /** Returned by {@link #define} once closed. */
+    static final long UNDEFINED = FIRST_ID - 1;
+
+    private static final AtomicLong NEXT = new AtomicLong(FIRST_ID);
+
+    /** A definition ({@code kv != null}) or a release ({@code kv == null}) of {@code id}. */
+    static final class Node {
+        final long id;
+        final String[] kv;
+        Node next;
+
+        Node(long id, String[] kv) {
+            this.id = id;
+            this.kv = kv;
+        }
+    }
+
+    private static final AtomicReference<Node> TOP = new AtomicReference<>();
+
+    private static volatile boolean closed;
+
+    /**
+     * Numbers a new context map and queues it for the agent.
+     *
+     * @param kv {@code [k0, v0, k1, v1, ...]} sorted by key, unique keys; not modified afterwards
+     * @return its id, at least {@link #FIRST_ID}
+     */
+    public static long define(String[] kv) {
+        if (closed) {
+            return UNDEFINED;
+        }
+        long id = NEXT.getAndIncrement();
+        push(new Node(id, kv));
+        return id;
+    }
+
+    /**
+     * Queues the release of {@code id}: the facade object holding it is gone.
+     *
+     * @param id an id from {@link #define}
+     */
+    public static void release(long id) {
+        if (!closed && id >= FIRST_ID) {
+            push(new Node(id, null));
+        }
+    }
+
+    private static void push(Node node) {
+        Node seen;
+        do {
+            seen = TOP.get();
+            node.next = seen;
+        } while (!TOP.compareAndSet(seen, node));
+    }
+
+    /**
+     * Takes every queued definition and release, oldest first.
+     *
+     * @return the first node of the chain (linked by {@code next}), or null when none
+     */
+    static Node drain() {
+        if (TOP.get() == null) {
+            return null;
+        }
+        Node n = TOP.getAndSet(null);
+        Node reversed = null;
+        while (n != null) {
+            Node next = n.next;
+            n.next = reversed;
+            reversed = n;
+            n = next;
+        }
+        return reversed;
+    }
+
+    /** Nothing will drain the queue any more (the stream ended): stop queueing. */
+    static void close() {
+        closed = true;
+        TOP.set(null);
+    }
+}
