@@ -164,7 +164,7 @@ impl Repository {
     /// the id then stays unknown and its samples are reported `context_released`.
     pub fn define(&mut self, id: ContextId, entries: Vec<(String, String)>) -> Result<(), String> {
         validate(&entries)?;
-        if id < FIRST_DEFINED_ID || id >= (1 << 63) {
+        if !(FIRST_DEFINED_ID..(1 << 63)).contains(&id) {
             return Err(format!("context id {id} is outside the facade's range"));
         }
         if self.by_id.contains_key(&id) {
