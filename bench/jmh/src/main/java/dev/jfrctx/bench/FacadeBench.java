@@ -23,6 +23,9 @@ public class FacadeBench {
 
     static final RecordingContextKey ENDPOINT = RecordingContextKey.forName("endpoint");
     static final RecordingContextKey TENANT = RecordingContextKey.forName("tenant");
+    static final RecordingContextKey REQUEST = RecordingContextKey.forName("request");
+
+    private long request;
 
     private RecordingContext.Snapshot snapshot;
     private RecordingContext.Builder builder;
@@ -80,5 +83,31 @@ public class FacadeBench {
         try (RecordingContext c = RecordingContext.where(ENDPOINT, "/bench-build").build()) {
             // nothing
         }
+    }
+
+    /**
+     * A map never seen before per switch, as a server's filter with a request id writes it:
+     * {@code where(endpoint).where(request, <counter>).build()} + {@code close()}. Includes the
+     * counter's {@code Long.toString}, the merge, the new {@code ContextData} and its id (with the
+     * agent: {@code Definitions.define}, no JNI call) and the Cleaner registration that releases
+     * it; {@link #requestIdOnly} is the {@code Long.toString} alone.
+     */
+    @Benchmark
+    public void newValueBuildClose() {
+        try (RecordingContext c = RecordingContext.where(ENDPOINT, "/orders")
+                .where(REQUEST, Long.toString(request++)).build()) {
+            // nothing
+        }
+    }
+
+    /**
+     * The part of {@link #newValueBuildClose} the application pays anyway: making the request
+     * id string.
+     *
+     * @return the string (to the blackhole)
+     */
+    @Benchmark
+    public String requestIdOnly() {
+        return Long.toString(request++);
     }
 }
