@@ -1,0 +1,270 @@
+//! `sink=jfr:PATH` read by the JDK's own tools: one run of the ground-truth workload
+//! (`tests/java/gt/GroundTruth.java`) writes `sink=jsonl` and `sink=jfr` together; then, with the
+//! `jfr` tool of the same JDK:
+//!
+//! - `jfr summary` counts as many `jdk.ExecutionSample` events as the JSON lines hold;
+//! - `jfr print --events jdk.ExecutionSample` reads every event (exit 0, one block per sample);
+//! - `jfr print --json` gives, sample for sample, the JSON lines' time (up to the one constant
+//!   offset between `System.nanoTime()` and the wall clock), thread, stack and context:
+//!   `"context": {}` in JSON lines is `context: null, contextUnknown: null`; `"context": null,
+//!   "unknown": R` is `context: null, contextUnknown: R`; a map is a `jfrctx.Context` whose
+//!   non-null fields are the map;
+//! - `jfr view hot-methods` (JDK 21+) ranks the workload's `gt_*` methods first.
+//!
+//! `cargo test --test jfr_file -- --nocapture` prints the figures per JDK.
+
+mod common;
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+const SECONDS: &str = "3";
+
+/// One sample as both files tell it.
+#[derive(Debug, Clone, PartialEq)]
+struct Sample {
+    /// ns: `time_ns` (monotonic) for JSON lines, epoch ns for JFR.
+    time: i128,
+    thread: Option<u64>,
+    /// `Ok(map)` (empty: no context) or `Err(reason)`.
+    context: Result<BTreeMap<String, String>, String>,
+    /// `method:line`, leaf first.
+    stack: Vec<String>,
+}
+
+fn from_jsonl(v: &Value) -> Sample {
+    let context = match (&v["context"], v["unknown"].as_str()) {
+        (Value::Object(m), None) => Ok(m
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().expect("string value").to_string()))
+            .collect()),
+        (Value::Null, Some(r)) => Err(r.to_string()),
+        other => panic!("unexpected context in JSON lines: {other:?}"),
+    };
+    Sample {
+        time: i128::from(v["time_ns"].as_i64().expect("time_ns")),
+        thread: v["thread"]["id"].as_u64(),
+        context,
+        stack: v["stack"]
+            .as_array()
+            .expect("stack")
+            .iter()
+            .map(|f| format!("{}:{}", f["method"].as_str().unwrap(), f["line"]))
+            .collect(),
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Epoch ns of an `Instant.toString()` text (`2026-11-23T17:42:42.355722097Z`, fraction of 0 to
+/// 9 digits).
+fn parse_instant(s: &str) -> i128 {
+    let s = s
+        .strip_suffix('Z')
+        .unwrap_or_else(|| panic!("not UTC: {s}"));
+    let (date, time) = s.split_once('T').expect("T");
+    let d: Vec<i64> = date.split('-').map(|x| x.parse().unwrap()).collect();
+    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
+    let t: Vec<i64> = hms.split(':').map(|x| x.parse().unwrap()).collect();
+    let mut ns: i128 = 0;
+    for (i, c) in frac.chars().enumerate() {
+        ns += i128::from(c.to_digit(10).unwrap()) * 10i128.pow(8 - i as u32);
+    }
+    let secs = days_from_civil(d[0], d[1], d[2]) * 86_400 + t[0] * 3600 + t[1] * 60 + t[2];
+    i128::from(secs) * 1_000_000_000 + ns
+}
+
+fn from_jfr_json(e: &Value) -> Sample {
+    let v = &e["values"];
+    let context = match (&v["context"], v["contextUnknown"].as_str()) {
+        (Value::Null, None) => Ok(BTreeMap::new()),
+        (Value::Null, Some(r)) => Err(r.to_string()),
+        (Value::Object(m), None) => Ok(m
+            .iter()
+            .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+            .collect()),
+        other => panic!("unexpected context in jfr print --json: {other:?}"),
+    };
+    let stack = v["stackTrace"]["frames"]
+        .as_array()
+        .map(|frames| {
+            frames
+                .iter()
+                .map(|f| {
+                    let m = &f["method"];
+                    let class = m["type"]["name"].as_str().unwrap().replace('/', ".");
+                    format!(
+                        "{class}.{}:{}",
+                        m["name"].as_str().unwrap(),
+                        f["lineNumber"]
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Sample {
+        time: parse_instant(v["startTime"].as_str().expect("startTime")),
+        thread: v["sampledThread"]["javaThreadId"].as_u64(),
+        context,
+        stack,
+    }
+}
+
+fn jfr_tool(jdk: u32, args: &[&str]) -> String {
+    let out = Command::new(common::jdk_home(jdk).join("bin/jfr"))
+        .args(args)
+        .output()
+        .expect("run jfr");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "jfr {args:?} (JDK {jdk}) failed: {}\n{}\n{}",
+        out.status,
+        &stdout[..stdout.len().min(4000)],
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// Runs the workload with both sinks; returns the JSON lines' samples.
+fn record(jdk: u32, jsonl: &Path, jfr: &Path) -> Vec<Value> {
+    let _serial = common::serial();
+    let options = format!(
+        "sink=jsonl:{},sink=jfr:{},period=1ms",
+        jsonl.display(),
+        jfr.display()
+    );
+    let out = common::run_java(
+        jdk,
+        Some(&options),
+        "gt.GroundTruth",
+        &[SECONDS, "platform"],
+        Duration::from_secs(120),
+    );
+    assert!(out.status.success(), "JDK {jdk}:\n{}", out.dump());
+    let summary = out.agent_summary();
+    assert_eq!(summary.sink("jfr:").errors, 0, "{}", out.dump());
+    let lines = common::read_json_lines(jsonl);
+    assert_eq!(summary.sink("jfr:").records, lines.len() as u64);
+    lines
+}
+
+fn sorted(mut v: Vec<Sample>) -> Vec<Sample> {
+    v.sort_by_key(|a| (a.time, a.thread));
+    v
+}
+
+fn check(jdk: u32) {
+    let jsonl = common::out_file(&format!("jfr-file-{jdk}.jsonl"));
+    let jfr = common::out_file(&format!("jfr-file-{jdk}.jfr"));
+    let lines = record(jdk, &jsonl, &jfr);
+    let path = jfr.to_str().unwrap();
+    let size = std::fs::metadata(&jfr).unwrap().len();
+
+    let summary = jfr_tool(jdk, &["summary", path]);
+    let count = summary
+        .lines()
+        .find_map(|l| {
+            let mut w = l.split_whitespace();
+            (w.next() == Some("jdk.ExecutionSample")).then(|| w.next()?.parse::<usize>().ok())?
+        })
+        .unwrap_or_else(|| panic!("no jdk.ExecutionSample row in jfr summary:\n{summary}"));
+    let expected: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["event"] == "jdk.ExecutionSample")
+        .collect();
+    assert!(expected.len() > 300, "only {} samples", expected.len());
+    assert_eq!(count, expected.len(), "jfr summary:\n{summary}");
+
+    let printed = jfr_tool(jdk, &["print", "--events", "jdk.ExecutionSample", path]);
+    assert_eq!(
+        printed.matches("jdk.ExecutionSample {").count(),
+        expected.len()
+    );
+    assert!(printed.contains("context = {"), "no context printed");
+
+    let json: Value = serde_json::from_str(&jfr_tool(
+        jdk,
+        &["print", "--json", "--stack-depth", "4096", path],
+    ))
+    .expect("jfr print --json gives JSON");
+    let events = json["recording"]["events"].as_array().expect("events");
+    let got = sorted(
+        events
+            .iter()
+            .filter(|e| e["type"] == "jdk.ExecutionSample")
+            .map(from_jfr_json)
+            .collect(),
+    );
+    let want = sorted(expected.iter().map(|v| from_jsonl(v)).collect());
+    assert_eq!(got.len(), want.len());
+    let offset = got[0].time - want[0].time;
+    let mut with_context = 0;
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(
+            g.time - w.time,
+            offset,
+            "sample {i}: times do not differ by the file's one offset"
+        );
+        let g_shifted = Sample {
+            time: g.time - offset,
+            ..g.clone()
+        };
+        assert_eq!(&g_shifted, w, "sample {i} differs");
+        with_context += usize::from(matches!(&w.context, Ok(m) if !m.is_empty()));
+    }
+    assert!(with_context > 100, "{with_context} samples with a context");
+
+    if jdk >= 21 {
+        let view = jfr_tool(jdk, &["view", "hot-methods", path]);
+        let first = view
+            .lines()
+            .find(|l| l.contains('%'))
+            .unwrap_or_else(|| panic!("no rows in jfr view hot-methods:\n{view}"));
+        assert!(first.contains("gt.GroundTruth.gt_"), "{view}");
+    }
+    println!(
+        "JDK {jdk}: {} samples ({with_context} with a context) in {size} bytes \
+         ({:.1} bytes/sample); jfr summary, print, print --json{} agree",
+        want.len(),
+        size as f64 / lines.len() as f64,
+        if jdk >= 21 { ", view hot-methods" } else { "" }
+    );
+}
+
+#[test]
+fn jdk17() {
+    check(17);
+}
+
+#[test]
+fn jdk21() {
+    check(21);
+}
+
+#[test]
+fn jdk25() {
+    check(25);
+}
+
+#[test]
+fn instants_parse() {
+    assert_eq!(parse_instant("1970-01-01T00:00:00Z"), 0);
+    assert_eq!(parse_instant("1970-01-02T00:00:01.5Z"), 86_401_500_000_000);
+    assert_eq!(
+        parse_instant("2026-11-23T17:42:42.355722097Z"),
+        1_795_455_762_355_722_097
+    );
+}
