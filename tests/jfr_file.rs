@@ -9,7 +9,11 @@
 //!   `"context": {}` in JSON lines is `context: null, contextUnknown: null`; `"context": null,
 //!   "unknown": R` is `context: null, contextUnknown: R`; a map is a `jfrctx.Context` whose
 //!   non-null fields are the map;
-//! - `jfr view hot-methods` (JDK 21+) ranks the workload's `gt_*` methods first.
+//! - `jfr view hot-methods` (JDK 21+) ranks the workload's `gt_*` methods first;
+//! - JDK Mission Control's parser (`org.openjdk.jmc:flightrecorder` from Maven Central, through
+//!   `scripts/jmc.sh`), driven by `tests/jmc/JmcCheck.java` (compiled here with JDK 17's `javac`),
+//!   reads every event, and its time, thread, stack and context agree with the JSON lines the same
+//!   way.
 //!
 //! `cargo test --test jfr_file -- --nocapture` prints the figures per JDK.
 
@@ -17,8 +21,9 @@ mod common;
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 const SECONDS: &str = "3";
@@ -122,6 +127,111 @@ fn from_jfr_json(e: &Value) -> Sample {
     }
 }
 
+/// A JMC checker output line (see `tests/jmc/JmcCheck.java`).
+fn from_jmc(v: &Value) -> Sample {
+    let context = match (&v["context"], v["unknown"].as_str()) {
+        (Value::Null, None) => Ok(BTreeMap::new()),
+        (Value::Null, Some(r)) => Err(r.to_string()),
+        (Value::Object(m), None) => Ok(m
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
+            .collect()),
+        other => panic!("unexpected context from JMC: {other:?}"),
+    };
+    Sample {
+        time: i128::from(v["time_ns"].as_i64().expect("time_ns")),
+        thread: v["thread"].as_u64(),
+        context,
+        stack: v["stack"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f.as_str().unwrap().to_string())
+            .collect(),
+    }
+}
+
+/// JMC's jars (`scripts/jmc.sh` fetches them once) and `JmcCheck` compiled against them: the
+/// class path to run it with.
+fn jmc_classpath() -> &'static str {
+    static CP: OnceLock<String> = OnceLock::new();
+    CP.get_or_init(|| {
+        let out = Command::new("bash")
+            .arg(common::root().join("scripts/jmc.sh"))
+            .output()
+            .expect("run scripts/jmc.sh");
+        assert!(
+            out.status.success(),
+            "scripts/jmc.sh failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string());
+        let mut jars: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jar"))
+            .map(|p| p.display().to_string())
+            .collect();
+        jars.sort();
+        let classes = common::target_dir().join("it-jmc-classes");
+        std::fs::create_dir_all(&classes).unwrap();
+        let javac = common::jdk_home(17).join("bin/javac");
+        let out = Command::new(&javac)
+            .args(["--release", "17", "-cp", &jars.join(":"), "-d"])
+            .arg(&classes)
+            .arg(common::root().join("tests/jmc/JmcCheck.java"))
+            .output()
+            .expect("run javac");
+        assert!(
+            out.status.success(),
+            "javac JmcCheck: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        jars.push(classes.display().to_string());
+        jars.join(":")
+    })
+}
+
+/// Every event of `jfr` as JMC's parser reads it.
+fn jmc_read(jfr: &Path) -> Vec<Value> {
+    let out = Command::new(common::java(17))
+        .args(["-cp", jmc_classpath(), "JmcCheck"])
+        .arg(jfr)
+        .output()
+        .expect("run JmcCheck");
+    assert!(
+        out.status.success(),
+        "JmcCheck {} failed: {}",
+        jfr.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    common::parse_json_lines(&String::from_utf8_lossy(&out.stdout), "JmcCheck")
+}
+
+/// `got` (a reader's view of the JFR file) equals `want` (the JSON lines) sample for sample,
+/// times up to one constant offset; returns the samples with a non-empty context.
+fn agree(reader: &str, got: Vec<Sample>, want: &[Sample]) -> usize {
+    let got = sorted(got);
+    assert_eq!(got.len(), want.len(), "{reader}: number of samples");
+    let offset = got[0].time - want[0].time;
+    let mut with_context = 0;
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert_eq!(
+            g.time - w.time,
+            offset,
+            "{reader}, sample {i}: times do not differ by the file's one offset"
+        );
+        let shifted = Sample {
+            time: g.time - offset,
+            ..g.clone()
+        };
+        assert_eq!(&shifted, w, "{reader}, sample {i} differs");
+        with_context += usize::from(matches!(&w.context, Ok(m) if !m.is_empty()));
+    }
+    with_context
+}
+
 fn jfr_tool(jdk: u32, args: &[&str]) -> String {
     let out = Command::new(common::jdk_home(jdk).join("bin/jfr"))
         .args(args)
@@ -201,31 +311,23 @@ fn check(jdk: u32) {
     ))
     .expect("jfr print --json gives JSON");
     let events = json["recording"]["events"].as_array().expect("events");
-    let got = sorted(
-        events
-            .iter()
-            .filter(|e| e["type"] == "jdk.ExecutionSample")
-            .map(from_jfr_json)
-            .collect(),
-    );
+    let got = events
+        .iter()
+        .filter(|e| e["type"] == "jdk.ExecutionSample")
+        .map(from_jfr_json)
+        .collect();
     let want = sorted(expected.iter().map(|v| from_jsonl(v)).collect());
-    assert_eq!(got.len(), want.len());
-    let offset = got[0].time - want[0].time;
-    let mut with_context = 0;
-    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert_eq!(
-            g.time - w.time,
-            offset,
-            "sample {i}: times do not differ by the file's one offset"
-        );
-        let g_shifted = Sample {
-            time: g.time - offset,
-            ..g.clone()
-        };
-        assert_eq!(&g_shifted, w, "sample {i} differs");
-        with_context += usize::from(matches!(&w.context, Ok(m) if !m.is_empty()));
-    }
+    let with_context = agree("jfr print --json", got, &want);
     assert!(with_context > 100, "{with_context} samples with a context");
+
+    let jmc = jmc_read(&jfr);
+    assert_eq!(jmc.len(), lines.len(), "JMC reads every event");
+    let got = jmc
+        .iter()
+        .filter(|e| e["event"] == "jdk.ExecutionSample")
+        .map(from_jmc)
+        .collect();
+    assert_eq!(agree("JMC", got, &want), with_context);
 
     if jdk >= 21 {
         let view = jfr_tool(jdk, &["view", "hot-methods", path]);
@@ -237,7 +339,7 @@ fn check(jdk: u32) {
     }
     println!(
         "JDK {jdk}: {} samples ({with_context} with a context) in {size} bytes \
-         ({:.1} bytes/sample); jfr summary, print, print --json{} agree",
+         ({:.1} bytes/sample); jfr summary, print, print --json{}, JMC agree",
         want.len(),
         size as f64 / lines.len() as f64,
         if jdk >= 21 { ", view hot-methods" } else { "" }

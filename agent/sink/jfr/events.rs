@@ -133,6 +133,7 @@ pub fn event_type(id: u64, name: &str) -> Type {
         id,
         name: name.into(),
         super_type: super::metadata::EVENT,
+        simple: false,
         fields,
         annotations: vec![
             Annotation::new(LABEL, label),

@@ -9,8 +9,12 @@
 //! `java.lang.String` values, as HotSpot writes them.
 //!
 //! The types are the JDK's own (`java.lang.Thread`, `jdk.types.StackTrace`, ...), written with
-//! the fields jfrctx knows; the JDK's API gives a default for an absent field
-//! (`RecordedFrame.getBytecodeIndex()` -1, `getType()` null), so nothing is invented. Added:
+//! the fields jfrctx knows; the JDK's API gives a default for an absent field, so nothing is
+//! invented. A stack frame keeps all four of the JDK's fields, because JMC's parser (9.1) reads
+//! `jdk.types.StackFrame` with a fixed layout of `method`, `lineNumber`, `bytecodeIndex` and
+//! `type` (and fails on a frame without a type): jfrctx does not receive the last two, and writes
+//! -1 (what `RecordedFrame.getBytecodeIndex()` gives when there is none) and the standard frame
+//! type `Unknown`. Added:
 //! `jfrctx.Context { entries: jfrctx.ContextEntry[] }` and `jfrctx.ContextEntry { key, value }`.
 
 use std::collections::HashMap;
@@ -32,6 +36,7 @@ pub const STACK_FRAME: u64 = 22;
 pub const METHOD: u64 = 23;
 pub const CLASS: u64 = 24;
 pub const PACKAGE: u64 = 25;
+pub const FRAME_TYPE: u64 = 27;
 pub const CONTEXT: u64 = 30;
 pub const LABEL: u64 = 40;
 pub const DESCRIPTION: u64 = 41;
@@ -119,6 +124,8 @@ pub struct Type {
     pub id: u64,
     pub name: String,
     pub super_type: Option<&'static str>,
+    /// A type of one field that readers show as that field's value (`simpleType="true"`).
+    pub simple: bool,
     pub fields: Vec<Field>,
     pub annotations: Vec<Annotation>,
 }
@@ -129,6 +136,7 @@ impl Type {
             id,
             name: name.into(),
             super_type,
+            simple: false,
             fields,
             annotations: Vec::new(),
         }
@@ -196,7 +204,15 @@ pub fn builtin_types() -> Vec<Type> {
             vec![
                 Field::pooled("method", METHOD).label("Java Method"),
                 Field::new("lineNumber", INT).label("Line Number"),
+                Field::new("bytecodeIndex", INT).label("Bytecode Index"),
+                Field::pooled("type", FRAME_TYPE).label("Frame Type"),
             ],
+        ),
+        Type::new(
+            FRAME_TYPE,
+            "jdk.types.FrameType",
+            None,
+            vec![Field::new("description", STRING).label("Description")],
         ),
         Type::new(
             METHOD,
@@ -232,9 +248,12 @@ pub fn builtin_types() -> Vec<Type> {
             METHOD => "Java Method",
             CLASS => "Java Class",
             PACKAGE => "Package",
+            FRAME_TYPE => "Frame type",
             _ => continue,
         };
         t.annotations.push(Annotation::new(LABEL, label));
+        // The JDK's frame type is a simple type: readers see the description string itself.
+        t.simple = t.id == FRAME_TYPE;
     }
     types
 }
@@ -289,6 +308,9 @@ fn type_element(t: &Type) -> Element {
     let mut e = Element::new("class").attr("name", &t.name).attr("id", t.id);
     if let Some(s) = t.super_type {
         e = e.attr("superType", s);
+    }
+    if t.simple {
+        e = e.attr("simpleType", "true");
     }
     e.children
         .extend(t.annotations.iter().map(annotation_element));

@@ -7,18 +7,24 @@
 //! A frame arrives as `pkg.Class.method` and a line: the class is the text before the last dot,
 //! written in the JVM's internal form (`pkg/Class`, as HotSpot writes class and package symbols;
 //! readers turn `/` back into `.`). The method descriptor is not known to jfrctx: it is written
-//! as `()`, which readers show as `Class.method()`.
+//! as `()`, which readers show as `Class.method()`. Nor are the frame's type and bytecode index:
+//! every frame is of type `Unknown` (a standard name) and bytecode index -1.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use super::encoding::{put_bool, put_i32, put_i64, put_string, put_u64};
-use super::metadata::{CLASS, CONTEXT, METHOD, PACKAGE, STACK_TRACE, STRING, THREAD};
+use super::metadata::{CLASS, CONTEXT, FRAME_TYPE, METHOD, PACKAGE, STACK_TRACE, STRING, THREAD};
 use crate::model::{ContextMap, Frame, ThreadInfo};
 
 /// The descriptor written for every method (see the module comment).
 pub const UNKNOWN_DESCRIPTOR: &str = "()";
+
+/// The frame type of every frame: jfrctx does not receive it. `Unknown` is one of the standard
+/// names (JMC's `ParserToolkit.parseFrameType` maps it to `IMCFrame.Type.UNKNOWN`; JMC cannot
+/// read a stack whose frames have no type at all).
+pub const UNKNOWN_FRAME_TYPE: &str = "Unknown";
 
 /// FxHash (the rustc hasher): fast for the short keys used here, not DoS-resistant (keys come
 /// from the JVM, not from the network).
@@ -202,7 +208,7 @@ impl Pools {
         let id = match found {
             Some(id) => id,
             None => {
-                self.approx += 4 + 4 * scratch.len();
+                self.approx += 4 + 10 * scratch.len();
                 self.stack_list.push(Stack {
                     truncated,
                     frames: scratch.clone(),
@@ -275,7 +281,11 @@ impl Pools {
             self.thread_list.len(),
             self.context_list.len(),
         ];
-        put_u64(out, sizes.iter().filter(|&&n| n > 0).count() as u64);
+        let frame_types = usize::from(!self.stack_list.is_empty());
+        put_u64(
+            out,
+            (sizes.iter().filter(|&&n| n > 0).count() + frame_types) as u64,
+        );
         let head = |out: &mut Vec<u8>, type_id: u64, n: usize| {
             put_u64(out, type_id);
             put_u64(out, n as u64);
@@ -311,6 +321,11 @@ impl Pools {
                 put_u64(out, self.descriptor);
             }
         }
+        if frame_types > 0 {
+            head(out, FRAME_TYPE, 1);
+            put_u64(out, 1);
+            put_string(out, Some(UNKNOWN_FRAME_TYPE));
+        }
         if !self.stack_list.is_empty() {
             head(out, STACK_TRACE, self.stack_list.len());
             for (i, s) in self.stack_list.iter().enumerate() {
@@ -320,6 +335,8 @@ impl Pools {
                 for &(method, line) in &s.frames {
                     put_u64(out, method);
                     put_i32(out, line);
+                    put_i32(out, -1); // bytecodeIndex: not known
+                    put_u64(out, 1); // type: the one entry, Unknown
                 }
             }
         }
