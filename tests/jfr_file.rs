@@ -7,8 +7,8 @@
 //! - `jfr print --json` gives, sample for sample, the JSON lines' time (up to the one constant
 //!   offset between `System.nanoTime()` and the wall clock), thread, stack and context:
 //!   `"context": {}` in JSON lines is `context: null, contextUnknown: null`; `"context": null,
-//!   "unknown": R` is `context: null, contextUnknown: R`; a map is a `jfrctx.Context` whose
-//!   non-null fields are the map;
+//!   "unknown": R` is `context: null, contextUnknown: R`; a map is a `jfrctx.Context` whose value
+//!   is that map as JSON text;
 //! - `jfr view hot-methods` (JDK 21+) ranks the workload's `gt_*` methods first;
 //! - JDK Mission Control's parser (`org.openjdk.jmc:flightrecorder` from Maven Central, through
 //!   `scripts/jmc.sh`), driven by `tests/jmc/JmcCheck.java` (compiled here with JDK 17's `javac`),
@@ -91,17 +91,35 @@ fn parse_instant(s: &str) -> i128 {
     i128::from(secs) * 1_000_000_000 + ns
 }
 
-fn from_jfr_json(e: &Value) -> Sample {
-    let v = &e["values"];
-    let context = match (&v["context"], v["contextUnknown"].as_str()) {
+/// A sample's context as the JFR file holds it: `context` null and `contextUnknown` null (no
+/// context), null and a reason (unknown), or the `jfrctx.Context` value, the entries' JSON text.
+fn file_context(
+    context: &Value,
+    unknown: Option<&str>,
+    reader: &str,
+) -> Result<BTreeMap<String, String>, String> {
+    match (context, unknown) {
         (Value::Null, None) => Ok(BTreeMap::new()),
         (Value::Null, Some(r)) => Err(r.to_string()),
-        (Value::Object(m), None) => Ok(m
-            .iter()
-            .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
-            .collect()),
-        other => panic!("unexpected context in jfr print --json: {other:?}"),
-    };
+        (Value::String(json), None) => {
+            let m: serde_json::Map<String, Value> = serde_json::from_str(json)
+                .unwrap_or_else(|e| panic!("{reader}: context {json:?} is not a JSON object: {e}"));
+            assert!(!m.is_empty(), "{reader}: an empty context must be null");
+            Ok(m.into_iter()
+                .map(|(k, v)| (k, v.as_str().expect("string value").to_string()))
+                .collect())
+        }
+        other => panic!("{reader}: unexpected context {other:?}"),
+    }
+}
+
+fn from_jfr_json(e: &Value) -> Sample {
+    let v = &e["values"];
+    let context = file_context(
+        &v["context"],
+        v["contextUnknown"].as_str(),
+        "jfr print --json",
+    );
     let stack = v["stackTrace"]["frames"]
         .as_array()
         .map(|frames| {
@@ -129,15 +147,7 @@ fn from_jfr_json(e: &Value) -> Sample {
 
 /// A JMC checker output line (see `tests/jmc/JmcCheck.java`).
 fn from_jmc(v: &Value) -> Sample {
-    let context = match (&v["context"], v["unknown"].as_str()) {
-        (Value::Null, None) => Ok(BTreeMap::new()),
-        (Value::Null, Some(r)) => Err(r.to_string()),
-        (Value::Object(m), None) => Ok(m
-            .iter()
-            .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
-            .collect()),
-        other => panic!("unexpected context from JMC: {other:?}"),
-    };
+    let context = file_context(&v["context"], v["unknown"].as_str(), "JMC");
     Sample {
         time: i128::from(v["time_ns"].as_i64().expect("time_ns")),
         thread: v["thread"].as_u64(),
@@ -252,7 +262,7 @@ fn jfr_tool(jdk: u32, args: &[&str]) -> String {
 fn record(jdk: u32, jsonl: &Path, jfr: &Path) -> Vec<Value> {
     let _serial = common::serial();
     let options = format!(
-        "sink=jsonl:{},sink=jfr:{},period=1ms",
+        "sink=jsonl:{},sink=jfr:{},period=1ms,interval=1s",
         jsonl.display(),
         jfr.display()
     );
@@ -284,6 +294,9 @@ fn check(jdk: u32) {
     let size = std::fs::metadata(&jfr).unwrap().len();
 
     let summary = jfr_tool(jdk, &["summary", path]);
+    let chunks = complete_chunks(&std::fs::read(&jfr).unwrap());
+    assert!(chunks >= 2, "{chunks} chunks");
+    assert!(summary.contains(&format!("Chunks: {chunks}")), "{summary}");
     let count = summary
         .lines()
         .find_map(|l| {
@@ -303,7 +316,10 @@ fn check(jdk: u32) {
         printed.matches("jdk.ExecutionSample {").count(),
         expected.len()
     );
-    assert!(printed.contains("context = {"), "no context printed");
+    assert!(
+        printed.contains(r#"context = "{"gt":"#),
+        "no context printed"
+    );
 
     let json: Value = serde_json::from_str(&jfr_tool(
         jdk,
@@ -338,7 +354,7 @@ fn check(jdk: u32) {
         assert!(first.contains("gt.GroundTruth.gt_"), "{view}");
     }
     println!(
-        "JDK {jdk}: {} samples ({with_context} with a context) in {size} bytes \
+        "JDK {jdk}: {} samples ({with_context} with a context) in {chunks} chunks, {size} bytes \
          ({:.1} bytes/sample); jfr summary, print, print --json{}, JMC agree",
         want.len(),
         size as f64 / lines.len() as f64,
@@ -368,5 +384,114 @@ fn instants_parse() {
     assert_eq!(
         parse_instant("2026-11-23T17:42:42.355722097Z"),
         1_795_455_762_355_722_097
+    );
+}
+
+/// The context a `gt_*` method of `tests/java/gt/GroundTruth.java` runs in (as in
+/// `tests/ground_truth.rs`).
+fn gt_expected(method: &str) -> BTreeMap<String, String> {
+    let name = method.strip_prefix("gt_").expect("a gt_* method");
+    let mut m = BTreeMap::new();
+    match name {
+        "none" => {}
+        "inner" => {
+            m.insert("gt".into(), "inner".into());
+            m.insert("layer".into(), "2".into());
+        }
+        other => {
+            m.insert("gt".into(), other.into());
+        }
+    }
+    m
+}
+
+/// The number of complete chunks at the start of `bytes` (each a header whose size fits).
+fn complete_chunks(bytes: &[u8]) -> usize {
+    let mut at = 0usize;
+    let mut n = 0;
+    while bytes.len() >= at + 68 && &bytes[at..at + 4] == b"FLR\0" {
+        let size = u64::from_be_bytes(bytes[at + 8..at + 16].try_into().unwrap()) as usize;
+        if size < 68 || at + size > bytes.len() {
+            break;
+        }
+        at += size;
+        n += 1;
+    }
+    n
+}
+
+/// `interval=1s` ends a chunk every second; a JVM killed with SIGKILL (no VMDeath, no finish)
+/// leaves a file whose completed chunks `jfr` reads whole, every sample with its right context.
+#[test]
+fn a_killed_jvm_leaves_its_completed_chunks_readable() {
+    let jdk = 21;
+    let jfr = common::out_file("jfr-file-killed.jfr");
+    let options = format!("sink=jfr:{},interval=1s,period=1ms", jfr.display());
+    let mut jvm = {
+        let _serial = common::serial();
+        common::spawn_java(
+            &common::java(jdk),
+            &[common::agent_arg(&options)],
+            "gt.GroundTruth",
+            &["30", "platform"],
+            &[],
+        )
+    };
+    let started = std::time::Instant::now();
+    let mut chunks = 0;
+    while chunks < 3 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{chunks} chunks after 30 s:\n{}",
+            jvm.stdout_so_far()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        chunks = complete_chunks(&std::fs::read(&jfr).unwrap_or_default());
+    }
+    jvm.signal(libc::SIGKILL);
+    let out = jvm.wait(Duration::from_secs(30));
+    assert!(!out.status.success(), "the JVM was killed");
+    let bytes = std::fs::read(&jfr).unwrap();
+    let complete = complete_chunks(&bytes);
+    assert!(complete >= 3);
+
+    let path = jfr.to_str().unwrap();
+    let summary = jfr_tool(jdk, &["summary", path]);
+    let chunks = complete_chunks(&std::fs::read(&jfr).unwrap());
+    assert!(chunks >= 2, "{chunks} chunks");
+    assert!(summary.contains(&format!("Chunks: {chunks}")), "{summary}");
+    assert!(
+        summary.contains(&format!("Chunks: {complete}")),
+        "{summary}"
+    );
+    let json: Value = serde_json::from_str(&jfr_tool(
+        jdk,
+        &["print", "--json", "--stack-depth", "4096", path],
+    ))
+    .unwrap();
+    let mut correct = 0;
+    for e in json["recording"]["events"].as_array().unwrap() {
+        let s = from_jfr_json(e);
+        let Some(gt) = s.stack.iter().find_map(|f| {
+            let m = f.strip_prefix("gt.GroundTruth.")?.split(':').next()?;
+            m.starts_with("gt_").then(|| m.to_string())
+        }) else {
+            continue;
+        };
+        match &s.context {
+            Ok(ctx) => {
+                assert_eq!(ctx, &gt_expected(&gt), "{gt}: {s:?}");
+                correct += 1;
+            }
+            Err(reason) => assert!(!reason.is_empty()),
+        }
+    }
+    assert!(
+        correct > 100,
+        "{correct} gt_* samples with the right context"
+    );
+    println!(
+        "killed after {complete} chunks ({} bytes): {correct} gt_* samples with the right context",
+        bytes.len()
     );
 }

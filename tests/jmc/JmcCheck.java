@@ -21,7 +21,8 @@ import org.openjdk.jmc.flightrecorder.JfrLoaderToolkit;
 /**
  * Reads a JFR file with JDK Mission Control's parser (org.openjdk.jmc:flightrecorder) and prints
  * one JSON object per event: {"event", "time_ns" (epoch), "thread" (Java id or null), "context"
- * (field name to value, null fields left out; null when the event has no context), "unknown"
+ * (the jfrctx.Context value as JMC gives it: a string, or for a struct its non-null fields as an
+ * object; null when the event has no context), "unknown"
  * (contextUnknown), "stack" (["pkg.Class.method:line", ...], leaf first)}. Run by
  * tests/jfr_file.rs, which compares them with the JSON lines of the same run.
  */
@@ -47,6 +48,8 @@ public final class JmcCheck {
                 Object ctx = context == null ? null : context.getMember(item);
                 if (ctx == null) {
                     out.append("null");
+                } else if (ctx instanceof String) {
+                    out.append(json((String) ctx));
                 } else {
                     out.append(contextJson(contextKey, ctx));
                 }

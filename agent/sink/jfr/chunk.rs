@@ -23,7 +23,6 @@ use super::metadata::{
     builtin_types, context_type, metadata_event, Type, CHECKPOINT_EVENT, FIRST_EVENT_TYPE,
 };
 use super::pools::{FxMap, Pools};
-use crate::model::ContextMap;
 use crate::model::ContextualSample;
 
 pub const HEADER_SIZE: usize = 68;
@@ -46,18 +45,14 @@ impl Clock {
     }
 }
 
-/// The types of a file: the built-in ones, every event type and context key seen so far (ids
-/// stay the same for the file's lifetime; the metadata id changes whenever a type or key is
-/// added).
+/// The types of a file: the built-in ones and every event type seen so far (ids stay the same
+/// for the file's lifetime; the metadata id changes whenever a type is added).
 pub struct Types {
     builtin: Vec<Type>,
     events: Vec<Type>,
     by_name: FxMap<Arc<str>, (u64, Shape)>,
     /// Extra types (the context-interval event) declared by the sink.
     extra: Vec<Type>,
-    /// The fields of `jfrctx.Context`.
-    keys: Vec<Arc<str>>,
-    known_keys: FxMap<Arc<str>, ()>,
     version: u64,
 }
 
@@ -74,26 +69,8 @@ impl Types {
             events: Vec::new(),
             by_name: FxMap::default(),
             extra: Vec::new(),
-            keys: Vec::new(),
-            known_keys: FxMap::default(),
             version: 1,
         }
-    }
-
-    /// Adds the keys of `c` not seen before as fields of `jfrctx.Context`.
-    pub fn add_keys(&mut self, c: &ContextMap) {
-        for (k, _) in &c.entries {
-            if !self.known_keys.contains_key(k) {
-                self.known_keys.insert(Arc::clone(k), ());
-                self.keys.push(Arc::clone(k));
-                self.version += 1;
-            }
-        }
-    }
-
-    /// The fields of `jfrctx.Context`, in order.
-    pub fn keys(&self) -> &[Arc<str>] {
-        &self.keys
     }
 
     /// The id and shape of event type `name`, declared on first use.
@@ -121,15 +98,14 @@ impl Types {
         FIRST_EVENT_TYPE + (self.events.len() + self.extra.len()) as u64
     }
 
-    /// Changes whenever a type or key is added (readers reuse parsers across chunks of the same
-    /// id).
+    /// Changes whenever a type is added (readers reuse parsers across chunks of the same id).
     pub fn metadata_id(&self) -> u64 {
         self.version
     }
 
     pub fn all(&self) -> Vec<Type> {
         let mut v = self.builtin.clone();
-        v.push(context_type(&self.keys));
+        v.push(context_type());
         v.extend(self.events.iter().cloned());
         v.extend(self.extra.iter().cloned());
         v
@@ -148,11 +124,12 @@ pub struct Chunk {
 }
 
 impl Chunk {
-    /// An empty chunk opened at `opened` (monotonic ns).
-    pub fn new(opened: i64) -> Chunk {
+    /// An empty chunk opened at `opened` (monotonic ns), its constant-pool keys above `base`
+    /// ([`Pools::next_base`] of the file's previous chunk, 0 for the first).
+    pub fn new(opened: i64, base: u64) -> Chunk {
         Chunk {
             events: Vec::with_capacity(64 * 1024),
-            pools: Pools::new(),
+            pools: Pools::with_base(base),
             opened,
             start: opened,
             end: opened,
@@ -199,11 +176,7 @@ impl Chunk {
         }
         match &s.context {
             Ok(map) => {
-                let (id, new) = self.pools.context(map);
-                if new {
-                    types.add_keys(map);
-                }
-                put_u64(&mut body, id);
+                put_u64(&mut body, self.pools.context(map));
                 put_string(&mut body, None);
             }
             Err(reason) => {
@@ -228,7 +201,7 @@ impl Chunk {
         put_i64(&mut checkpoint_body, 0);
         put_i64(&mut checkpoint_body, 0); // delta to the previous checkpoint: none
         checkpoint_body.push(1); // a flush checkpoint
-        self.pools.write(&mut checkpoint_body, types.keys());
+        self.pools.write(&mut checkpoint_body);
         let metadata = metadata_event(&types.all(), start, types.metadata_id());
 
         let mut out = Vec::with_capacity(
@@ -281,7 +254,7 @@ mod tests {
     #[test]
     fn header_offsets_and_times() {
         let mut types = Types::new();
-        let mut c = Chunk::new(1_000);
+        let mut c = Chunk::new(1_000, 0);
         let mut s = sample(Ok(&[("k", "v")]), "main", &[("a.B.c", 1)]);
         s.time_ns = 500;
         c.add(&mut types, &s);
@@ -316,7 +289,7 @@ mod tests {
     #[test]
     fn one_event_field_by_field() {
         let mut types = Types::new();
-        let mut c = Chunk::new(0);
+        let mut c = Chunk::new(0, 0);
         let mut s = sample(Err(UnknownReason::NoThread), "t", &[("a.B.c", 7)]);
         s.time_ns = 42;
         c.add(&mut types, &s);
@@ -355,15 +328,6 @@ mod tests {
             types.event(&Arc::from("jdk.ThreadPark")).0,
             FIRST_EVENT_TYPE + 1
         );
-        let c = types.metadata_id();
-        assert_ne!(c, b);
-        let mut ctx = ContextMap::default();
-        ctx.entries.push((Arc::from("k"), Arc::from("v")));
-        types.add_keys(&ctx);
-        assert_ne!(types.metadata_id(), c);
-        let d = types.metadata_id();
-        types.add_keys(&ctx);
-        assert_eq!(types.metadata_id(), d);
-        assert_eq!(types.keys(), [Arc::from("k")]);
+        assert_ne!(types.metadata_id(), b);
     }
 }

@@ -258,20 +258,24 @@ pub fn builtin_types() -> Vec<Type> {
     types
 }
 
-/// `jfrctx.Context`: one `String` field per context key seen in the file so far, in the order
-/// first seen; a context without a key has null there.
+/// `jfrctx.Context`: a simple type (readers show its one field's value) whose field `json` is
+/// the context's entries as a JSON object, keys sorted: `{"endpoint":"/orders","tenant":"a"}`.
 ///
-/// (Not an array of key/value structs: `jfr print` of JDK 17, 21 and 25 fails on any array of
-/// structs other than stack frames, `PrettyWriter.printValue` being called without a field for
-/// array elements. Fields per key print as `context = { endpoint = "/orders" }`, and `jfr print
-/// --json` gives `"context": {"endpoint": "/orders"}`.)
-pub fn context_type(keys: &[std::sync::Arc<str>]) -> Type {
+/// Why not a struct of key/value entries: `jfr print` of JDK 17, 21 and 25 fails on any array
+/// of structs other than stack frames (`PrettyWriter.printValue` is called without a field for
+/// array elements), and JMC 9.1 gives a custom struct a new content type in every chunk, so
+/// that an event type with a field of such a struct becomes a new event type per chunk
+/// (`jdk.ExecutionSample` + a UUID, `RepositoryBuilder.isCompatibleWith`). A simple type of one
+/// `String` reads the same in every chunk and in every reader, and the JSON text keeps any key
+/// and value exactly.
+pub fn context_type() -> Type {
     let mut t = Type::new(
         CONTEXT,
         "jfrctx.Context",
         None,
-        keys.iter().map(|k| Field::new(k, STRING)).collect(),
+        vec![Field::new("json", STRING).label("Entries (JSON)")],
     );
+    t.simple = true;
     t.annotations
         .push(Annotation::new(LABEL, "Recording Context"));
     t
@@ -452,7 +456,7 @@ mod tests {
     #[test]
     fn the_tree_reads_back_as_the_jdk_reader_expects() {
         let mut types = builtin_types();
-        types.push(context_type(&["endpoint".into(), "span.id".into()]));
+        types.push(context_type());
         let ev = metadata_event(&types, 123, 7);
         let mut pos = 0;
         let size = get_u64(&ev, &mut pos).unwrap() as usize;
@@ -474,13 +478,14 @@ mod tests {
             .iter()
             .find(|c| c.attrs.contains(&("name".into(), "jfrctx.Context".into())))
             .unwrap();
-        let keys: Vec<&str> = ctx
+        assert!(ctx.attrs.contains(&("simpleType".into(), "true".into())));
+        let fields: Vec<&str> = ctx
             .children
             .iter()
             .filter(|c| c.name == "field")
             .map(|c| c.attrs[0].1.as_str())
             .collect();
-        assert_eq!(keys, ["endpoint", "span.id"]);
+        assert_eq!(fields, ["json"]);
         let frame = classes
             .iter()
             .find(|c| {

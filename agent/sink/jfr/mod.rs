@@ -121,7 +121,7 @@ impl JfrSink {
             path: path.to_path_buf(),
             file,
             types: Types::new(),
-            chunk: Chunk::new(now()),
+            chunk: Chunk::new(now(), 0),
             clock,
             now,
             rotation: Rotation::new(o.interval_ns, super::now_ns()),
@@ -142,7 +142,7 @@ impl JfrSink {
     fn end_chunk(&mut self, last: bool) -> io::Result<()> {
         let now = (self.now)();
         let bytes = self.chunk.finish(&self.types, &self.clock, now, last);
-        self.chunk = Chunk::new(now);
+        self.chunk = Chunk::new(now, self.chunk.pools.next_base());
         self.bound(bytes.len() as u64)?;
         self.file.write_all(&bytes)?;
         self.chunks.push_back(bytes.len() as u64);

@@ -26,6 +26,29 @@ pub const UNKNOWN_DESCRIPTOR: &str = "()";
 /// read a stack whose frames have no type at all).
 pub const UNKNOWN_FRAME_TYPE: &str = "Unknown";
 
+/// The entries of `c` as a JSON object, in key order (`{"k":"v"}`; strings escaped as JSON
+/// requires).
+pub fn context_json(c: &ContextMap) -> String {
+    let mut s = String::with_capacity(
+        2 + c
+            .entries
+            .iter()
+            .map(|(k, v)| k.len() + v.len() + 6)
+            .sum::<usize>(),
+    );
+    s.push('{');
+    for (i, (k, v)) in c.entries.iter().enumerate() {
+        if i > 0 {
+            s.push(',');
+        }
+        s.push_str(&serde_json::Value::from(&**k).to_string());
+        s.push(':');
+        s.push_str(&serde_json::Value::from(&**v).to_string());
+    }
+    s.push('}');
+    s
+}
+
 /// FxHash (the rustc hasher): fast for the short keys used here, not DoS-resistant (keys come
 /// from the JVM, not from the network).
 #[derive(Default, Clone, Copy)]
@@ -107,16 +130,55 @@ pub struct Pools {
     thread_list: Vec<ThreadInfo>,
     contexts_by_ptr: FxMap<usize, (Arc<ContextMap>, u64)>,
     contexts: FxMap<Arc<ContextMap>, u64>,
-    context_list: Vec<Arc<ContextMap>>,
+    /// Per key, the context as its JSON text.
+    context_list: Vec<String>,
     descriptor: u64,
     scratch: Vec<(u64, i32)>,
     /// About the bytes [`Pools::write`] would write (within a few bytes per entry).
     approx: usize,
+    /// Added to every key: the JDK's parser keeps the constants it resolved in earlier chunks
+    /// of a file and reuses them for the same type and key (`ConstantLookup.getPreviousResolved`),
+    /// so a key must never name two different values in one file.
+    base: u64,
 }
 
 impl Pools {
     pub fn new() -> Pools {
         Pools::default()
+    }
+
+    /// Pools whose keys start above `base` (the [`Pools::next_base`] of the file's previous chunk).
+    pub fn with_base(base: u64) -> Pools {
+        Pools {
+            base,
+            ..Pools::default()
+        }
+    }
+
+    /// The base for the next chunk's pools: above every key of this one.
+    pub fn next_base(&self) -> u64 {
+        let most = [
+            self.symbols.list.len(),
+            self.package_list.len(),
+            self.class_list.len(),
+            self.method_list.len(),
+            self.stack_list.len(),
+            self.thread_list.len(),
+            self.context_list.len(),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+        self.base + most as u64
+    }
+
+    /// A local key (from 1) as written; 0 stays null.
+    fn key(&self, local: u64) -> u64 {
+        if local == 0 {
+            0
+        } else {
+            self.base + local
+        }
     }
 
     /// About the size of the pools written now.
@@ -219,7 +281,7 @@ impl Pools {
             }
         };
         self.scratch = scratch;
-        id
+        self.key(id)
     }
 
     /// The key of thread `t`; 0 when JFR gave no thread.
@@ -229,49 +291,42 @@ impl Pools {
         }
         let key = (t.id, Arc::clone(&t.name), t.is_virtual);
         if let Some(&id) = self.threads.get(&key) {
-            return id;
+            return self.key(id);
         }
         self.approx += 16 + t.name.len();
         self.thread_list.push(t.clone());
         let id = self.thread_list.len() as u64;
         self.threads.insert(key, id);
-        id
+        self.key(id)
     }
 
-    /// The key of context `c` (0, null, for the empty context) and whether it is new in this
-    /// chunk.
-    pub fn context(&mut self, c: &Arc<ContextMap>) -> (u64, bool) {
+    /// The key of context `c`; 0 (null) for the empty context.
+    pub fn context(&mut self, c: &Arc<ContextMap>) -> u64 {
         if c.is_empty() {
-            return (0, false);
+            return 0;
         }
         let ptr = Arc::as_ptr(c) as usize;
         if let Some((_, id)) = self.contexts_by_ptr.get(&ptr) {
-            return (*id, false);
+            return self.key(*id);
         }
-        let mut new = false;
         let id = match self.contexts.get(c) {
             Some(&id) => id,
             None => {
-                new = true;
-                self.approx += 4 + c
-                    .entries
-                    .iter()
-                    .map(|(k, v)| k.len() + v.len() + 4)
-                    .sum::<usize>();
-                self.context_list.push(Arc::clone(c));
+                let json = context_json(c);
+                self.approx += 4 + json.len();
+                self.context_list.push(json);
                 let id = self.context_list.len() as u64;
                 self.contexts.insert(Arc::clone(c), id);
                 id
             }
         };
         self.contexts_by_ptr.insert(ptr, (Arc::clone(c), id));
-        (id, new)
+        self.key(id)
     }
 
     /// Appends the pools (number of non-empty pools, then each: type id, count, entries) as the
-    /// body of a checkpoint event after its header fields. `keys` are the fields of
-    /// `jfrctx.Context`, in order.
-    pub fn write(&self, out: &mut Vec<u8>, keys: &[Arc<str>]) {
+    /// body of a checkpoint event after its header fields.
+    pub fn write(&self, out: &mut Vec<u8>) {
         let sizes = [
             self.symbols.list.len(),
             self.package_list.len(),
@@ -293,32 +348,32 @@ impl Pools {
         if !self.symbols.list.is_empty() {
             head(out, STRING, self.symbols.list.len());
             for (i, s) in self.symbols.list.iter().enumerate() {
-                put_u64(out, i as u64 + 1);
+                put_u64(out, self.key(i as u64 + 1));
                 put_string(out, Some(s));
             }
         }
         if !self.package_list.is_empty() {
             head(out, PACKAGE, self.package_list.len());
             for (i, name) in self.package_list.iter().enumerate() {
-                put_u64(out, i as u64 + 1);
-                put_u64(out, *name);
+                put_u64(out, self.key(i as u64 + 1));
+                put_u64(out, self.key(*name));
             }
         }
         if !self.class_list.is_empty() {
             head(out, CLASS, self.class_list.len());
             for (i, (name, package)) in self.class_list.iter().enumerate() {
-                put_u64(out, i as u64 + 1);
-                put_u64(out, *name);
-                put_u64(out, *package);
+                put_u64(out, self.key(i as u64 + 1));
+                put_u64(out, self.key(*name));
+                put_u64(out, self.key(*package));
             }
         }
         if !self.method_list.is_empty() {
             head(out, METHOD, self.method_list.len());
             for (i, (class, name)) in self.method_list.iter().enumerate() {
-                put_u64(out, i as u64 + 1);
-                put_u64(out, *class);
-                put_u64(out, *name);
-                put_u64(out, self.descriptor);
+                put_u64(out, self.key(i as u64 + 1));
+                put_u64(out, self.key(*class));
+                put_u64(out, self.key(*name));
+                put_u64(out, self.key(self.descriptor));
             }
         }
         if frame_types > 0 {
@@ -329,21 +384,21 @@ impl Pools {
         if !self.stack_list.is_empty() {
             head(out, STACK_TRACE, self.stack_list.len());
             for (i, s) in self.stack_list.iter().enumerate() {
-                put_u64(out, i as u64 + 1);
+                put_u64(out, self.key(i as u64 + 1));
                 put_bool(out, s.truncated);
                 put_u64(out, s.frames.len() as u64);
                 for &(method, line) in &s.frames {
-                    put_u64(out, method);
+                    put_u64(out, self.key(method));
                     put_i32(out, line);
                     put_i32(out, -1); // bytecodeIndex: not known
-                    put_u64(out, 1); // type: the one entry, Unknown
+                    put_u64(out, 1); // type: the one entry, Unknown (the same in every chunk)
                 }
             }
         }
         if !self.thread_list.is_empty() {
             head(out, THREAD, self.thread_list.len());
             for (i, t) in self.thread_list.iter().enumerate() {
-                put_u64(out, i as u64 + 1);
+                put_u64(out, self.key(i as u64 + 1));
                 put_string(out, Some(&t.name));
                 put_i64(out, t.id.unwrap_or(0) as i64);
                 put_bool(out, t.is_virtual);
@@ -352,10 +407,8 @@ impl Pools {
         if !self.context_list.is_empty() {
             head(out, CONTEXT, self.context_list.len());
             for (i, c) in self.context_list.iter().enumerate() {
-                put_u64(out, i as u64 + 1);
-                for k in keys {
-                    put_string(out, c.get(k));
-                }
+                put_u64(out, self.key(i as u64 + 1));
+                put_string(out, Some(c));
             }
         }
     }
@@ -422,11 +475,21 @@ mod tests {
     fn contexts_by_value_and_empty_is_null() {
         let mut p = Pools::new();
         let c = ctx(&[("k", "v")]);
-        assert_eq!(p.context(&c), (1, true));
-        assert_eq!(p.context(&c), (1, false));
-        assert_eq!(p.context(&ctx(&[("k", "v")])), (1, false));
-        assert_eq!(p.context(&ctx(&[("k", "w")])), (2, true));
-        assert_eq!(p.context(&ctx(&[])), (0, false));
+        assert_eq!(p.context(&c), 1);
+        assert_eq!(p.context(&c), 1);
+        assert_eq!(p.context(&ctx(&[("k", "v")])), 1);
+        assert_eq!(p.context(&ctx(&[("k", "w")])), 2);
+        assert_eq!(p.context(&ctx(&[])), 0);
+        assert_eq!(p.context_list, [r#"{"k":"v"}"#, r#"{"k":"w"}"#]);
+    }
+
+    #[test]
+    fn context_json_escapes() {
+        let c = ctx(&[("a\"b", "x\ny"), ("z", "é")]);
+        let text = context_json(&c);
+        assert_eq!(text, r#"{"a\"b":"x\ny","z":"é"}"#);
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["a\"b"], "x\ny");
     }
 
     #[test]
@@ -444,21 +507,34 @@ mod tests {
     }
 
     #[test]
+    fn keys_never_repeat_across_chunks() {
+        let mut a = Pools::new();
+        let c1 = a.context(&ctx(&[("k", "v")]));
+        let s1 = a.stack(&frames(&[("a.B.c", 1)]), false);
+        let mut b = Pools::with_base(a.next_base());
+        let c2 = b.context(&ctx(&[("k", "w")]));
+        let s2 = b.stack(&frames(&[("a.B.d", 1)]), false);
+        assert!(c2 > c1 && s2 > s1, "{c1} {c2} {s1} {s2}");
+        assert!(c2 > a.next_base() - 1);
+        assert_eq!(b.context(&ctx(&[])), 0, "null stays 0");
+    }
+
+    #[test]
     fn only_non_empty_pools_are_written() {
         let mut p = Pools::new();
         let mut out = Vec::new();
-        p.write(&mut out, &[]);
+        p.write(&mut out);
         assert_eq!(out, [0]);
         p.context(&ctx(&[("k", "v")]));
         let mut out = Vec::new();
-        let keys: Vec<Arc<str>> = vec![Arc::from("j"), Arc::from("k")];
-        p.write(&mut out, &keys);
+        p.write(&mut out);
         let mut pos = 0;
         let mut next = || get_u64(&out, &mut pos).unwrap();
         assert_eq!(next(), 1); // one pool
         assert_eq!(next(), CONTEXT);
         assert_eq!(next(), 1); // one entry
         assert_eq!(next(), 1); // key
-        assert_eq!(&out[4..], [0, 3, 1, b'v'], "j: null, k: \"v\"");
+        assert_eq!(out[4], 3, "UTF-8 string");
+        assert_eq!(&out[6..], br#"{"k":"v"}"#);
     }
 }
