@@ -495,3 +495,58 @@ fn a_killed_jvm_leaves_its_completed_chunks_readable() {
         bytes.len()
     );
 }
+
+/// JDK 25's `jfr print` shows, on each `jdk.ThreadPark` of the file, the context of the
+/// `jfrctx.ContextSpan` (field `@jdk.jfr.Contextual`) that covers it, and that context is the
+/// park's own; one span per park with a context (`tests/java/ev/EventWorkload.java`, `park`).
+#[test]
+fn jdk25_shows_contextual_spans_on_park_events() {
+    let jdk = 25;
+    let jsonl = common::out_file("jfr-file-park.jsonl");
+    let jfr = common::out_file("jfr-file-park.jfr");
+    let options = format!(
+        "sink=jsonl:{},sink=jfr:{},events=park",
+        jsonl.display(),
+        jfr.display()
+    );
+    let out = {
+        let _serial = common::serial();
+        common::run_java(
+            jdk,
+            Some(&options),
+            "ev.EventWorkload",
+            &["park", "2"],
+            Duration::from_secs(120),
+        )
+    };
+    assert!(out.status.success(), "{}", out.dump());
+    let with_context = common::read_json_lines(&jsonl)
+        .iter()
+        .filter(|l| l["event"] == "jdk.ThreadPark")
+        .filter(|l| l["context"].as_object().is_some_and(|m| !m.is_empty()))
+        .count();
+    assert!(with_context > 20, "{with_context} parks with a context");
+
+    let printed = jfr_tool(
+        jdk,
+        &["print", "--events", "jdk.ThreadPark", jfr.to_str().unwrap()],
+    );
+    let mut shown = 0;
+    for block in printed.split("jdk.ThreadPark {").skip(1) {
+        let field = |prefix: &str| {
+            block
+                .lines()
+                .find_map(|l| l.trim().strip_prefix(prefix).map(str::to_string))
+        };
+        let own = field("context = ");
+        match field("Context: ContextSpan.context = ") {
+            Some(span) => {
+                assert_eq!(Some(span), own, "{block}");
+                shown += 1;
+            }
+            None => assert!(own.is_none_or(|c| c == "N/A"), "no span shown:\n{block}"),
+        }
+    }
+    assert_eq!(shown, with_context, "parks shown with their span's context");
+    println!("JDK 25 jfr print: {shown} parks shown with their context span");
+}

@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use super::encoding::{put_i64, put_sized, put_string, put_u64};
-use super::events::{event_type, shape, Shape, Value};
+use super::events::{context_span_type, event_type, shape, Shape, Value};
 use super::metadata::{
     builtin_types, context_type, metadata_event, Type, CHECKPOINT_EVENT, FIRST_EVENT_TYPE,
 };
@@ -51,8 +51,9 @@ pub struct Types {
     builtin: Vec<Type>,
     events: Vec<Type>,
     by_name: FxMap<Arc<str>, (u64, Shape)>,
-    /// Extra types (the context-interval event) declared by the sink.
+    /// Extra types: the context-span event, once declared.
     extra: Vec<Type>,
+    span: Option<u64>,
     version: u64,
 }
 
@@ -69,6 +70,7 @@ impl Types {
             events: Vec::new(),
             by_name: FxMap::default(),
             extra: Vec::new(),
+            span: None,
             version: 1,
         }
     }
@@ -84,6 +86,18 @@ impl Types {
         let v = (id, shape(name));
         self.by_name.insert(Arc::clone(name), v);
         v
+    }
+
+    /// The id of `jfrctx.ContextSpan`, declared on first use.
+    pub fn span(&mut self) -> u64 {
+        match self.span {
+            Some(id) => id,
+            None => {
+                let id = self.declare(context_span_type);
+                self.span = Some(id);
+                id
+            }
+        }
     }
 
     /// Declares `make(id)` as an extra type; returns its id.
@@ -163,21 +177,27 @@ impl Chunk {
         let (type_id, shape) = types.event(&s.event);
         let mut body = std::mem::take(&mut self.body);
         body.clear();
+        let thread = self.pools.thread(&s.thread);
         put_u64(&mut body, type_id);
         put_i64(&mut body, s.time_ns);
         if shape.duration {
             put_i64(&mut body, s.duration_ns);
         }
-        put_u64(&mut body, self.pools.thread(&s.thread));
+        put_u64(&mut body, thread);
         put_u64(&mut body, self.pools.stack(&s.frames, s.truncated));
         match shape.value {
             Value::None => {}
             Value::Bytes | Value::Period => put_i64(&mut body, s.weight),
         }
+        let mut span_context = 0;
         match &s.context {
             Ok(map) => {
-                put_u64(&mut body, self.pools.context(map));
+                let context = self.pools.context(map);
+                put_u64(&mut body, context);
                 put_string(&mut body, None);
+                if shape.duration && s.duration_ns > 0 && thread != 0 {
+                    span_context = context;
+                }
             }
             Err(reason) => {
                 put_u64(&mut body, 0);
@@ -185,6 +205,19 @@ impl Chunk {
             }
         }
         self.push_event(&body);
+        if span_context != 0 {
+            // The event's thread was blocked (lock, park, I/O) from its start to its end, so the
+            // context the join found at the start held over the whole event. The span ends 1 ns
+            // after the event: JDK 25's `jfr print` takes the spans open at an event's end, and
+            // orders equal instants arbitrarily.
+            body.clear();
+            put_u64(&mut body, types.span());
+            put_i64(&mut body, s.time_ns);
+            put_i64(&mut body, s.duration_ns.saturating_add(1));
+            put_u64(&mut body, thread);
+            put_u64(&mut body, span_context);
+            self.push_event(&body);
+        }
         self.body = body;
         self.samples += 1;
         self.cover(s.time_ns, s.time_ns.saturating_add(s.duration_ns.max(0)));
@@ -313,6 +346,54 @@ mod tests {
         assert_eq!(&b[pos + 2..pos + 11], b"no_thread");
         assert_eq!(pos + 11, HEADER_SIZE + size);
         assert_eq!(b[67] & FLAG_FINAL_CHUNK, 0);
+    }
+
+    #[test]
+    fn blocking_events_with_a_context_get_a_span() {
+        let mut types = Types::new();
+        let mut c = Chunk::new(0, 0);
+        let mut park = sample(Ok(&[("k", "v")]), "t", &[("a.B.c", 7)]);
+        park.event = Arc::from("jdk.ThreadPark");
+        park.time_ns = 100;
+        park.duration_ns = 50;
+        c.add(&mut types, &park);
+        let mut none = park.clone();
+        none.context = Ok(Arc::new(crate::model::ContextMap::default()));
+        c.add(&mut types, &none);
+        let cpu = sample(Ok(&[("k", "v")]), "t", &[("a.B.c", 7)]);
+        c.add(&mut types, &cpu);
+        let span = types.span();
+        assert!(types
+            .all()
+            .iter()
+            .any(|t| t.id == span && t.name == "jfrctx.ContextSpan"));
+        let b = c.finish(
+            &types,
+            &Clock {
+                wall_ns: 0,
+                mono_ns: 0,
+            },
+            0,
+            false,
+        );
+        // Events: park, its span, park without context (no span), the CPU sample (no span).
+        let mut pos = HEADER_SIZE;
+        let mut kinds = Vec::new();
+        let end = i64::from_be_bytes(b[16..24].try_into().unwrap()) as usize;
+        while pos < end {
+            let start = pos;
+            let size = get_u64(&b, &mut pos).unwrap() as usize;
+            let kind = get_u64(&b, &mut pos).unwrap();
+            if kind == span {
+                assert_eq!(get_u64(&b, &mut pos), Some(100));
+                assert_eq!(get_u64(&b, &mut pos), Some(51), "ends 1 ns after the park");
+            }
+            kinds.push(kind);
+            pos = start + size;
+        }
+        assert_eq!(kinds.len(), 4);
+        assert_eq!(kinds[1], span);
+        assert!(!kinds[2..].contains(&span));
     }
 
     #[test]

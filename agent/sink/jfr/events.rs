@@ -10,9 +10,45 @@
 //! `duration`, `eventThread` and `stackTrace`.
 
 use super::metadata::{
-    Annotation, Field, Type, CATEGORY, CONTEXT, DATA_AMOUNT, LABEL, LONG, STACK_TRACE, STRING,
-    THREAD, TIMESPAN, TIMESTAMP,
+    Annotation, Field, Type, CATEGORY, CONTEXT, CONTEXTUAL, DATA_AMOUNT, DESCRIPTION, LABEL, LONG,
+    STACK_TRACE, STRING, THREAD, TIMESPAN, TIMESTAMP,
 };
+
+/// Name of the context-interval event type (see [`context_span_type`]).
+pub const CONTEXT_SPAN: &str = "jfrctx.ContextSpan";
+
+/// `jfrctx.ContextSpan { startTime, duration, eventThread, context }`, `context` annotated
+/// `@jdk.jfr.Contextual`: JDK 25's `jfr print` shows the contextual fields of the spans that
+/// cover an event on the same thread (`Context: ContextSpan.context = ...`) on that event.
+pub fn context_span_type(id: u64) -> Type {
+    Type {
+        id,
+        name: CONTEXT_SPAN.into(),
+        super_type: super::metadata::EVENT,
+        simple: false,
+        fields: vec![
+            Field::new("startTime", LONG)
+                .label("Start Time")
+                .with(Annotation::new(TIMESTAMP, "TICKS")),
+            Field::new("duration", LONG)
+                .label("Duration")
+                .with(Annotation::new(TIMESPAN, "TICKS")),
+            Field::pooled("eventThread", THREAD).label("Event Thread"),
+            Field::pooled("context", CONTEXT)
+                .label("Context")
+                .with(Annotation::marker(CONTEXTUAL)),
+        ],
+        annotations: vec![
+            Annotation::new(LABEL, "Recording Context Span"),
+            Annotation::new(
+                DESCRIPTION,
+                "The thread had this context over the span: it was blocked in the event the \
+                 span covers",
+            ),
+            Annotation::array(CATEGORY, &["jfrctx"]),
+        ],
+    }
+}
 
 /// What an event of a type carries besides its time, thread and stack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
