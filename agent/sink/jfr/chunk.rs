@@ -255,7 +255,7 @@ impl Chunk {
         h.extend_from_slice(&(checkpoint_at as i64).to_be_bytes());
         h.extend_from_slice(&(metadata_at as i64).to_be_bytes());
         h.extend_from_slice(&clock.epoch_ns(start).to_be_bytes());
-        h.extend_from_slice(&(end - start).to_be_bytes());
+        h.extend_from_slice(&end.saturating_sub(start).to_be_bytes());
         h.extend_from_slice(&start.to_be_bytes());
         h.extend_from_slice(&TICKS_PER_SECOND.to_be_bytes());
         let flags = FLAG_COMPRESSED_INTS | if last { FLAG_FINAL_CHUNK } else { 0 };
