@@ -2,10 +2,9 @@ use super::chunk::{chunk_size, HEADER_SIZE};
 use super::*;
 use crate::model::test_samples::sample;
 
+/// A path in the temporary directory, unique to this process (each test removes its file).
 fn tmp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("jfrctx-jfr-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    std::env::temp_dir().join(format!("jfrctx-jfr-{}-{name}", std::process::id()))
 }
 
 fn clock() -> Clock {
@@ -56,6 +55,7 @@ fn an_empty_run_is_still_one_chunk() {
     let bytes = std::fs::read(&path).unwrap();
     assert_eq!(chunk_sizes(&bytes).len(), 1);
     assert_eq!(bytes[67] & 2, 2, "the last chunk is final");
+    let _ = std::fs::remove_file(&path);
 }
 
 #[test]
@@ -78,6 +78,7 @@ fn chunks_end_at_the_events_bound_and_at_finish() {
         "chunks are only appended"
     );
     assert_eq!(chunk_sizes(&after).len(), complete + 1);
+    let _ = std::fs::remove_file(&path);
 }
 
 #[test]
@@ -101,4 +102,5 @@ fn the_max_size_drops_the_oldest_chunks() {
     assert!(bytes.len() as u64 <= MAX_SIZE_MIN, "{} bytes", bytes.len());
     assert_eq!(chunk_sizes(&bytes).len(), s.chunks());
     assert!(s.chunks() >= 2);
+    let _ = std::fs::remove_file(&path);
 }
