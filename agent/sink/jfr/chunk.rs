@@ -223,10 +223,22 @@ impl Chunk {
         self.cover(s.time_ns, s.time_ns.saturating_add(s.duration_ns.max(0)));
     }
 
-    /// The complete chunk: header, events, checkpoint, metadata. `now` (monotonic ns) ends the
-    /// chunk's span unless an event ends later; `last` sets the final-chunk flag.
-    pub fn finish(&self, types: &Types, clock: &Clock, now: i64, last: bool) -> Vec<u8> {
-        let start = self.start.min(self.opened);
+    /// The chunk's start (ticks): its earliest event or its opening, if earlier.
+    pub fn start(&self) -> i64 {
+        self.start.min(self.opened)
+    }
+
+    /// The complete chunk: header, events, checkpoint, metadata. It starts at `start` (normally
+    /// [`Chunk::start`]); `now` (monotonic ns) ends the chunk's span unless an event ends later;
+    /// `last` sets the final-chunk flag.
+    pub fn finish(
+        &self,
+        types: &Types,
+        clock: &Clock,
+        start: i64,
+        now: i64,
+        last: bool,
+    ) -> Vec<u8> {
         let end = self.end.max(now);
         let mut checkpoint_body = Vec::with_capacity(1024);
         put_u64(&mut checkpoint_body, CHECKPOINT_EVENT);
@@ -295,7 +307,7 @@ mod tests {
             wall_ns: 10_000,
             mono_ns: 0,
         };
-        let b = c.finish(&types, &clock, 2_000, true);
+        let b = c.finish(&types, &clock, c.start(), 2_000, true);
         assert_eq!(&b[..4], MAGIC);
         assert_eq!(chunk_size(&b), Some(b.len() as u64));
         let cp = be(&b, 16) as usize;
@@ -326,15 +338,11 @@ mod tests {
         let mut s = sample(Err(UnknownReason::NoThread), "t", &[("a.B.c", 7)]);
         s.time_ns = 42;
         c.add(&mut types, &s);
-        let b = c.finish(
-            &types,
-            &Clock {
-                wall_ns: 0,
-                mono_ns: 0,
-            },
-            0,
-            false,
-        );
+        let clock = Clock {
+            wall_ns: 0,
+            mono_ns: 0,
+        };
+        let b = c.finish(&types, &clock, c.start(), 0, false);
         let mut pos = HEADER_SIZE;
         let size = get_u64(&b, &mut pos).unwrap() as usize;
         assert_eq!(get_u64(&b, &mut pos), Some(FIRST_EVENT_TYPE));
@@ -367,15 +375,11 @@ mod tests {
             .all()
             .iter()
             .any(|t| t.id == span && t.name == "jfrctx.ContextSpan"));
-        let b = c.finish(
-            &types,
-            &Clock {
-                wall_ns: 0,
-                mono_ns: 0,
-            },
-            0,
-            false,
-        );
+        let clock = Clock {
+            wall_ns: 0,
+            mono_ns: 0,
+        };
+        let b = c.finish(&types, &clock, c.start(), 0, false);
         // Events: park, its span, park without context (no span), the CPU sample (no span).
         let mut pos = HEADER_SIZE;
         let mut kinds = Vec::new();

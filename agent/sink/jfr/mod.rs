@@ -93,6 +93,8 @@ pub struct JfrSink {
     chunk_max: usize,
     /// Chunks dropped to keep the file under `max_size`.
     dropped: u64,
+    /// Start ticks of the last chunk written.
+    last_start: i64,
 }
 
 impl JfrSink {
@@ -130,6 +132,7 @@ impl JfrSink {
             max_size: o.jfr_max_size,
             chunk_max,
             dropped: 0,
+            last_start: i64::MIN,
         })
     }
 
@@ -141,7 +144,12 @@ impl JfrSink {
     /// Ends the current chunk and appends it to the file.
     fn end_chunk(&mut self, last: bool) -> io::Result<()> {
         let now = (self.now)();
-        let bytes = self.chunk.finish(&self.types, &self.clock, now, last);
+        // Chunk starts strictly increase along the file: JMC keeps one chunk per start time.
+        let start = self.chunk.start().max(self.last_start.saturating_add(1));
+        self.last_start = start;
+        let bytes = self
+            .chunk
+            .finish(&self.types, &self.clock, start, now, last);
         self.chunk = Chunk::new(now, self.chunk.pools.next_base());
         self.bound(bytes.len() as u64)?;
         self.file.write_all(&bytes)?;

@@ -78,6 +78,17 @@ fn chunks_end_at_the_events_bound_and_at_finish() {
         "chunks are only appended"
     );
     assert_eq!(chunk_sizes(&after).len(), complete + 1);
+    // Start ticks strictly increase from chunk to chunk (JMC keeps one chunk per start time),
+    // even with a clock that does not move.
+    let mut at = 0usize;
+    let mut starts = Vec::new();
+    for size in chunk_sizes(&after) {
+        starts.push(i64::from_be_bytes(
+            after[at + 48..at + 56].try_into().unwrap(),
+        ));
+        at += size as usize;
+    }
+    assert!(starts.windows(2).all(|w| w[0] < w[1]), "{starts:?}");
     let _ = std::fs::remove_file(&path);
 }
 
