@@ -550,3 +550,110 @@ fn jdk25_shows_contextual_spans_on_park_events() {
     assert_eq!(shown, with_context, "parks shown with their span's context");
     println!("JDK 25 jfr print: {shown} parks shown with their context span");
 }
+
+/// `jfr_max_size`: a file the writer bounded (its oldest chunks dropped and the rest rewritten)
+/// reads whole in `jfr` (JDK 21) and JMC, every remaining event with its context. The
+/// file is written through the sink's API directly (no JVM needed to produce it): samples with
+/// a distinct context each, so that the 1 MiB bound is crossed quickly.
+#[test]
+fn a_file_bounded_by_jfr_max_size_reads_whole() {
+    use jfrctx::model::{ContextMap, ContextualSample, Frame, ThreadInfo};
+    use jfrctx::sink::jfr::chunk::Clock;
+    use jfrctx::sink::jfr::JfrSink;
+    use jfrctx::sink::{Sink, SinkOptions};
+    use std::sync::Arc;
+
+    let path = common::out_file("jfr-file-bounded.jfr");
+    let options = SinkOptions {
+        jfr_max_size: Some(1 << 20),
+        ..SinkOptions::default()
+    };
+    fn now() -> i64 {
+        0
+    }
+    let clock = Clock {
+        wall_ns: 1_700_000_000_000_000_000,
+        mono_ns: 0,
+    };
+    let mut sink = JfrSink::with_clock(&path, &options, clock, now).unwrap();
+    let event: Arc<str> = Arc::from("jdk.ExecutionSample");
+    let n = 60_000u64;
+    for i in 0..n {
+        let s = ContextualSample {
+            event: Arc::clone(&event),
+            time_ns: i as i64 * 1000,
+            duration_ns: 0,
+            thread: ThreadInfo {
+                id: Some(1 + i % 4),
+                name: Arc::from(format!("t{}", i % 4)),
+                is_virtual: false,
+            },
+            context: Ok(Arc::new(ContextMap {
+                entries: vec![(Arc::from("i"), Arc::from(i.to_string()))],
+            })),
+            weight: 0,
+            frames: vec![Frame {
+                method: Arc::from("a.B.c"),
+                line: (i % 100) as i32,
+            }],
+            truncated: false,
+        };
+        sink.record(&s).unwrap();
+    }
+    sink.finish().unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let chunks = complete_chunks(&bytes);
+    assert!(bytes.len() <= 1 << 20, "{} bytes", bytes.len());
+    assert!(chunks >= 2, "{chunks} chunks");
+
+    let check = |events: Vec<(u64, String)>, reader: &str| {
+        assert!(
+            !events.is_empty() && (events.len() as u64) < n,
+            "{reader}: {}",
+            events.len()
+        );
+        // The newest samples survive, each with its own context.
+        let mut seen: Vec<u64> = events
+            .iter()
+            .map(|(t, ctx)| {
+                let i = t / 1000;
+                assert_eq!(ctx, &format!("{{\"i\":\"{i}\"}}"), "{reader}");
+                i
+            })
+            .collect();
+        seen.sort_unstable();
+        assert_eq!(*seen.last().unwrap(), n - 1, "{reader}");
+        assert!(seen.windows(2).all(|w| w[1] == w[0] + 1), "{reader}: a gap");
+        seen.len()
+    };
+    let mut counts = Vec::new();
+    let jdk = 21;
+    let json: Value =
+        serde_json::from_str(&jfr_tool(jdk, &["print", "--json", path.to_str().unwrap()])).unwrap();
+    let events = json["recording"]["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let v = &e["values"];
+            let t = parse_instant(v["startTime"].as_str().unwrap());
+            let t = (t - 1_700_000_000_000_000_000) as u64;
+            (t, v["context"].as_str().unwrap().to_string())
+        })
+        .collect();
+    counts.push(check(events, &format!("jfr {jdk}")));
+    let jmc = jmc_read(&path)
+        .iter()
+        .map(|e| {
+            let t = e["time_ns"].as_u64().unwrap() - 1_700_000_000_000_000_000;
+            (t, e["context"].as_str().unwrap().to_string())
+        })
+        .collect();
+    counts.push(check(jmc, "JMC"));
+    assert!(counts.windows(2).all(|w| w[0] == w[1]), "{counts:?}");
+    println!(
+        "bounded file: {} bytes, {chunks} chunks, {} of {n} samples kept, read alike by jfr and JMC",
+        bytes.len(),
+        counts[0]
+    );
+}
