@@ -22,7 +22,7 @@ use crate::sink::{parse_cardinality, parse_keys};
 pub use crate::sink::{Policy, SinkOptions};
 
 /// Option keys, in the order shown in error messages.
-pub const KNOWN_KEYS: [&str; 25] = [
+pub const KNOWN_KEYS: [&str; 26] = [
     "sink",
     "period",
     "log",
@@ -48,6 +48,7 @@ pub const KNOWN_KEYS: [&str; 25] = [
     "push_auth",
     "push_ca",
     "cpu_sampler",
+    "jfr_max_size",
 ];
 
 /// Where no `sink` is given: JSON lines into the working directory, one file per process.
@@ -159,7 +160,12 @@ impl SinkSpec {
             None if format == SinkFormat::Svg => Output::File(PathBuf::from("jfrctx-%p-svg")),
             None => Output::File(PathBuf::from(format!("jfrctx-%p.{}", format.extension()))),
             Some("") => return Err(ConfigError::EmptySinkTarget(value.into())),
-            Some("-") if matches!(format, SinkFormat::Pprof | SinkFormat::Svg) => {
+            Some("-")
+                if matches!(
+                    format,
+                    SinkFormat::Pprof | SinkFormat::Svg | SinkFormat::Jfr
+                ) =>
+            {
                 return Err(ConfigError::BadValue {
                     key: "sink",
                     value: value.into(),
@@ -200,14 +206,17 @@ pub enum SinkFormat {
     Collapsed,
     /// A directory of SVG flame graphs (inferno), aggregated.
     Svg,
+    /// A JFR recording (chunks of events with the context in the constant pool).
+    Jfr,
 }
 
 impl SinkFormat {
-    pub const ALL: [SinkFormat; 4] = [
+    pub const ALL: [SinkFormat; 5] = [
         SinkFormat::Jsonl,
         SinkFormat::Pprof,
         SinkFormat::Collapsed,
         SinkFormat::Svg,
+        SinkFormat::Jfr,
     ];
 
     pub fn name(self) -> &'static str {
@@ -216,6 +225,7 @@ impl SinkFormat {
             SinkFormat::Pprof => "pprof",
             SinkFormat::Collapsed => "collapsed",
             SinkFormat::Svg => "svg",
+            SinkFormat::Jfr => "jfr",
         }
     }
 
@@ -511,6 +521,7 @@ struct Layer {
     push_tenant: Option<String>,
     push_auth: Option<crate::sink::push::spec::Auth>,
     push_ca: Option<PathBuf>,
+    jfr_max_size: Option<u64>,
 }
 
 impl Layer {
@@ -660,6 +671,11 @@ impl Layer {
                 }
                 once(&mut self.push_ca, "push_ca", PathBuf::from(value))?
             }
+            "jfr_max_size" => {
+                let v = crate::sink::jfr::parse_max_size(value)
+                    .map_err(|why| bad_value(key, value, why))?;
+                once(&mut self.jfr_max_size, "jfr_max_size", v)?
+            }
             _ => return Err(ConfigError::UnknownOption(key.into())),
         }
         Ok(())
@@ -690,6 +706,7 @@ impl Layer {
         }
         let o = &mut config.sink_options;
         o.interval_ns = self.interval_ns.or(o.interval_ns);
+        o.jfr_max_size = self.jfr_max_size.or(o.jfr_max_size);
         o.cardinality = self
             .cardinality
             .unwrap_or(std::mem::take(&mut o.cardinality));

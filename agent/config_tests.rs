@@ -147,7 +147,7 @@ fn unknown_option_lists_known_ones() {
         "unknown option 'perod' (known: sink, period, log, config, ring, retention, drain, \
          stack_depth, interval, cardinality, collapsed_keys, svg_key, events, throttle, latency, \
          filter, push, push_app, push_labels, push_keys, push_budget, push_tenant, push_auth, \
-         push_ca, cpu_sampler)"
+         push_ca, cpu_sampler, jfr_max_size)"
     );
 }
 
@@ -164,7 +164,7 @@ fn sink_errors() {
     assert_eq!(err("sink="), "empty sink");
     assert_eq!(
         err("sink=foo:/x"),
-        "unknown sink format 'foo' (known: jsonl, pprof, collapsed, svg)"
+        "unknown sink format 'foo' (known: jsonl, pprof, collapsed, svg, jfr)"
     );
     assert_eq!(
         err("sink=jsonl:"),
@@ -269,7 +269,7 @@ fn config_file_errors() {
         "config file /x line 1: unknown option 'colour' (known: sink, period, log, config, \
          ring, retention, drain, stack_depth, interval, cardinality, collapsed_keys, svg_key, \
          events, throttle, latency, filter, push, push_app, push_labels, push_keys, push_budget, \
-         push_tenant, push_auth, push_ca, cpu_sampler)"
+         push_tenant, push_auth, push_ca, cpu_sampler, jfr_max_size)"
     );
     assert_eq!(err("config="), "empty path for config");
 }
@@ -553,4 +553,32 @@ fn bad_events_throttle_latency_are_one_line_errors() {
         assert!(e.contains(needle), "{opts}: {e}");
         assert!(!e.contains('\n'), "{opts}: {e}");
     }
+}
+
+#[test]
+fn jfr_sink_and_max_size() {
+    let c = ok("sink=jfr:/tmp/x.jfr,jfr_max_size=64m,interval=10s");
+    assert_eq!(c.sinks[0].format, SinkFormat::Jfr);
+    assert_eq!(c.sinks[0].options.jfr_max_size, Some(64 << 20));
+    assert_eq!(c.sinks[0].options.interval_ns, Some(10_000_000_000));
+    assert_eq!(
+        ok("sink=jfr").sinks[0].target,
+        Output::File(PathBuf::from("jfrctx-%p.jfr"))
+    );
+    assert_eq!(
+        err("sink=jfr:-"),
+        "bad sink 'jfr:-': jfr cannot write to stdout (give a path)"
+    );
+    assert_eq!(
+        err("jfr_max_size=100k"),
+        "bad jfr_max_size '100k': at least 1m"
+    );
+    assert_eq!(
+        err("jfr_max_size=lots"),
+        "bad jfr_max_size 'lots': expected a size such as 64m, 512k or 1g"
+    );
+    assert_eq!(
+        err("jfr_max_size=1m,jfr_max_size=2m"),
+        "option 'jfr_max_size' given twice"
+    );
 }

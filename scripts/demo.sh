@@ -8,7 +8,8 @@
 # JDK 17 against target/jfrctx.jar, runs dev.jfrctx.demo.DemoService with
 #   -agentpath:target/release/libjfrctx.so=sink=jsonl:out/demo/samples.jsonl,
 #       sink=pprof:out/demo/cpu.pprof,sink=collapsed:out/demo/stacks.collapsed,
-#       sink=svg:out/demo/flames,svg_key=endpoint,collapsed_keys=endpoint
+#       sink=svg:out/demo/flames,sink=jfr:out/demo/recording.jfr,svg_key=endpoint,
+#       collapsed_keys=endpoint
 # and prints `jfrctx-report out/demo/samples.jsonl --key endpoint` and the output paths.
 #
 # Environment: JFRCTX_DEMO_JDK   JDK home to run the service on (default: JDK 17;
@@ -40,13 +41,13 @@ mapfile -t sources < <(find java/demo/src -name '*.java' | sort)
 out="$root/out/demo"
 mkdir -p "$out"
 rm -f "$out/samples.jsonl" "$out/service.log" "$out/report.txt" "$out/cpu.pprof" \
-    "$out/stacks.collapsed"
+    "$out/stacks.collapsed" "$out/recording.jfr"
 rm -rf "$out/flames"
 java_home="${JFRCTX_DEMO_JDK:-$JFRCTX_JDK17}"
 extra="${JFRCTX_DEMO_AGENT_OPTIONS-period=10ms}"
 options="sink=jsonl:$out/samples.jsonl,sink=pprof:$out/cpu.pprof"
 options+=",sink=collapsed:$out/stacks.collapsed,collapsed_keys=endpoint"
-options+=",sink=svg:$out/flames,svg_key=endpoint${extra:+,$extra}"
+options+=",sink=svg:$out/flames,sink=jfr:$out/recording.jfr,svg_key=endpoint${extra:+,$extra}"
 
 echo "demo.sh: running DemoService for $seconds s on $("$java_home/bin/java" -version 2>&1 | head -n 1)" >&2
 set +e
@@ -71,6 +72,7 @@ show "$out/service.log" "the service's output, including the agent's summary lin
 show "$out/report.txt" "the table above"
 show "$out/cpu.pprof" "pprof, a label per context key (go tool pprof -http=: FILE)"
 show "$out/stacks.collapsed" "folded stacks, endpoint as root frame (flamegraph.pl, speedscope)"
+show "$out/recording.jfr" "JFR recording, the context on every event (jfr print --events jdk.ExecutionSample FILE; JDK Mission Control)"
 # index.txt: FILE, (VALUE,) SAMPLES, CONTEXT, tab-separated.
 while IFS=$'\t' read -r file rest; do
     context="${rest##*$'\t'}"

@@ -5,9 +5,11 @@
 #   2. scripts/build.sh: agent, report tool, facade jar
 #   3. cargo fmt --all -- --check
 #   4. cargo clippy --all-targets -- -D warnings
-#   5. scripts/tomcat.sh (embedded Tomcat 10.1 from Maven Central, cached), then cargo test: unit
-#      tests and the integration tests (real JVMs on JDK 17, 21, 25; tests/app_server.rs runs
-#      the servlet example in that Tomcat)
+#   5. scripts/tomcat.sh (embedded Tomcat 10.1 from Maven Central, cached) and scripts/jmc.sh
+#      (JDK Mission Control's parser, org.openjdk.jmc:flightrecorder, cached), then cargo test:
+#      unit tests and the integration tests (real JVMs on JDK 17, 21, 25; tests/app_server.rs
+#      runs the servlet example in that Tomcat; tests/jfr_file.rs reads the jfr sink's files
+#      with JMC's parser)
 #   6. valgrind memcheck over the unit tests of the Rust cores that touch raw memory or carry the
 #      join (context::, join::, batch::, clock::, sink::jsonl), one test at a time (valgrind
 #      serialises threads) and without the slowest concurrent ring test: ~80 s. Miri and the
@@ -75,6 +77,10 @@ count_cargo() {
 step "Tomcat for tests/app_server.rs (scripts/tomcat.sh)"
 # Maven Central, once (then the cache); fails with one line when offline.
 bash scripts/tomcat.sh >/dev/null || fail "scripts/tomcat.sh"
+
+step "JMC's parser for tests/jfr_file.rs (scripts/jmc.sh)"
+# Maven Central, once (then the cache); fails with one line when offline.
+bash scripts/jmc.sh >/dev/null || fail "scripts/jmc.sh"
 
 step "cargo test"
 set +e

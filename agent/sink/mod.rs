@@ -14,6 +14,7 @@ use crate::config::{io_message, Output, SinkFormat, SinkSpec};
 use crate::model::{ContextMap, ContextualSample};
 
 pub mod collapsed;
+pub mod jfr;
 pub mod jsonl;
 pub mod listener;
 pub mod pprof;
@@ -58,6 +59,7 @@ pub fn open(spec: &SinkSpec, pid: u32) -> Result<Box<dyn Sink>, String> {
             pprof::PprofSink::open(p, o).map(|s| Box::new(s) as _)
         }
         (SinkFormat::Svg, Output::File(d)) => svg::SvgSink::open(d, o).map(|s| Box::new(s) as _),
+        (SinkFormat::Jfr, Output::File(p)) => jfr::JfrSink::open(p, o).map(|s| Box::new(s) as _),
         (_, Output::Stdout) => Err(io::Error::other("cannot write to stdout")),
     };
     sink.map_err(|e| {
@@ -240,6 +242,8 @@ pub struct SinkOptions {
     /// The value kinds of the enabled events and their sampling periods (from `events=`,
     /// `period=`, `throttle=`): pprof's sample types, one collapsed/svg output per kind.
     pub values: crate::value::ValuePlan,
+    /// `jfr_max_size=SIZE`: the jfr sink drops its oldest chunks to stay under this many bytes.
+    pub jfr_max_size: Option<u64>,
 }
 
 impl Default for SinkOptions {
@@ -251,6 +255,7 @@ impl Default for SinkOptions {
             collapsed_keys: Vec::new(),
             svg_key: "endpoint".into(),
             values: crate::value::ValuePlan::default(),
+            jfr_max_size: None,
         }
     }
 }
