@@ -36,6 +36,12 @@ jar="${jdk_bin}jar"
 
 bytebuddy="$(bash scripts/bytebuddy.sh)" || die "ByteBuddy is not available (scripts/bytebuddy.sh)"
 
+# one build at a time (test processes run in parallel)
+mkdir -p target
+if command -v flock >/dev/null 2>&1; then
+    exec 9>target/.javaagent.lock && flock 9 || die "cannot lock target/.javaagent.lock"
+fi
+
 out=target/javaagent
 rm -rf "$out"
 mkdir -p "$out/boot" "$out/agent"

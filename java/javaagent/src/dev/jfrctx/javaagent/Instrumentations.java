@@ -21,9 +21,13 @@ import dev.jfrctx.javaagent.shaded.net.bytebuddy.description.type.TypeDescriptio
 import dev.jfrctx.javaagent.shaded.net.bytebuddy.dynamic.DynamicType;
 import dev.jfrctx.javaagent.shaded.net.bytebuddy.dynamic.scaffold.TypeValidation;
 import dev.jfrctx.javaagent.shaded.net.bytebuddy.implementation.FieldAccessor;
+import dev.jfrctx.javaagent.shaded.net.bytebuddy.pool.TypePool;
 import dev.jfrctx.javaagent.shaded.net.bytebuddy.utility.JavaModule;
 import java.lang.instrument.Instrumentation;
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * What the Java agent instruments (ByteBuddy {@link AgentBuilder}, advice inlined, no new classes
@@ -63,74 +67,92 @@ final class Instrumentations {
     private Instrumentations() {
     }
 
-    static void install(Instrumentation inst, Set<String> loaded) {
+    // Never Instrumentation.getAllLoadedClasses: under -Xcheck:jni, the JDK's own native of it
+    // reports "JNI local refs: N, exceeds capacity" (JDK 17, 21, 25).
+    static void install(Instrumentation inst) {
         // 1. The carriers get a field and an interface: possible only when the class is loaded,
         // so their transformation is load-time only, and they are loaded right after it is in
         // place (before step 2, whose retransformations load classes unseen: ByteBuddy holds its
         // circularity lock meanwhile, and the verifier of a retransformed ForkJoinWorkerThread
         // loads ForkJoinTask on JDK 21).
         AgentBuilder carriers = builder();
-        carriers = carrier(carriers, loaded, "java.util.concurrent.FutureTask", "run", "runAndReset");
-        carriers = carrier(carriers, loaded, "java.util.concurrent.ForkJoinTask", "doExec", "doExec");
-        carriers = carrier(carriers, loaded, "java.util.TimerTask", null, null);
+        carriers = carrier(carriers, "java.util.concurrent.FutureTask", "run", "runAndReset");
+        carriers = carrier(carriers, "java.util.concurrent.ForkJoinTask", "doExec", "doExec");
+        carriers = carrier(carriers, "java.util.TimerTask", null, null);
         carriers = carriers
                 .type(hasSuperClass(named("java.util.TimerTask")).and(not(named("java.util.TimerTask"))))
                 .transform((builder, type, loader, module, domain) -> builder
-                        .visit(Advice.to(Advices.RunTimerTask.class)
+                        .visit(RUNTIMERTASK
                                 .on(named("run").and(takesArguments(0)))))
                 .type(named("java.util.concurrent.FutureTask"))
                 .transform((builder, type, loader, module, domain) -> builder
-                        .visit(Advice.to(Advices.Adapted.class)
+                        .visit(ADAPTED
                                 .on(isConstructor().and(takesArguments(1).or(takesArguments(2))))))
                 .type(nameStartsWith("java.util.concurrent.ForkJoinTask$Adapted")
                         .or(named("java.util.concurrent.ForkJoinTask$RunnableExecuteAction")))
                 .transform((builder, type, loader, module, domain) -> builder
-                        .visit(Advice.to(Advices.Adapted.class)
+                        .visit(ADAPTED
                                 .on(isConstructor().and(not(takesArguments(0))))));
+        long t0 = System.nanoTime();
         carriers.installOn(inst);
+        long t1 = System.nanoTime();
         for (String name : PRELOAD) {
-            try {
-                Class.forName(name, false, null);
-            } catch (ClassNotFoundException e) {
-                // not in this JDK
+            Class<?> c = load(name);
+            if (c != null && CARRIERS.contains(name) && !AutoPropagation.Carrier.class.isAssignableFrom(c)) {
+                // Loaded before the agent (by another agent, say): no field can be added now.
+                System.err.println("jfrctx: " + name + " was loaded before the Java agent started:"
+                        + " its tasks do not carry the context");
             }
         }
 
-        // 2. Advice only: retransforms what is loaded already (Thread, its loaded subclasses).
+        // 2. Advice only. The hand-off classes are loaded first (not initialised), so that the
+        // retransformation has an explicit, short list. Thread subclasses loaded before the
+        // agent are the JDK's own (their threads inherit nothing); later ones get the advice
+        // when they are loaded.
+        Set<Class<?>> retransform = new HashSet<>();
+        retransform.add(Thread.class);
+        for (String name : HAND_OFFS) {
+            Class<?> c = load(name);
+            if (c != null) {
+                retransform.add(c);
+            }
+        }
         AgentBuilder b = builder()
                 .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
-                // Classes loaded while a retransformation runs (the verifier's) miss the
-                // load-time transformation: look for loaded classes again until none is new.
-                .with(AgentBuilder.RedefinitionStrategy.DiscoveryStrategy.Reiterating.INSTANCE);
+                .with(new AgentBuilder.RedefinitionStrategy.DiscoveryStrategy.Explicit(retransform));
         b.type(named("java.util.concurrent.ThreadPoolExecutor"))
                 .transform((builder, type, loader, module, domain) -> builder
-                        .visit(Advice.to(Advices.Execute.class)
+                        .visit(EXECUTE
                                 .on(named("execute").and(takesArguments(Runnable.class))))
-                        .visit(Advice.to(Advices.AddWorker.class).on(named("addWorker"))))
+                        .visit(ADDWORKER.on(named("addWorker"))))
                 .type(named("java.util.concurrent.ScheduledThreadPoolExecutor"))
                 .transform((builder, type, loader, module, domain) -> builder
-                        .visit(Advice.to(Advices.CaptureArgument.class)
+                        .visit(CAPTUREARGUMENT
                                 .on(named("delayedExecute").and(takesArguments(1)))))
                 .type(named("java.util.concurrent.ForkJoinPool$WorkQueue"))
                 .transform((builder, type, loader, module, domain) -> builder
-                        .visit(Advice.to(Advices.Push.class).on(named("push")
+                        .visit(PUSH.on(named("push")
                                 .and(takesArgument(0, named("java.util.concurrent.ForkJoinTask")))
                                 .and(takesArgument(1, named("java.util.concurrent.ForkJoinPool")))))
-                        .visit(Advice.to(Advices.LockedPush.class).on(named("lockedPush")
+                        .visit(LOCKEDPUSH.on(named("lockedPush")
                                 .and(takesArguments(1)))))
                 .type(named("java.util.Timer"))
                 .transform((builder, type, loader, module, domain) -> builder
-                        .visit(Advice.to(Advices.CaptureArgument.class)
+                        .visit(CAPTUREARGUMENT
                                 .on(named("sched").and(takesArgument(0, named("java.util.TimerTask"))))))
                 .type(named("java.lang.Thread").or(named("java.lang.VirtualThread")))
                 .transform((builder, type, loader, module, domain) -> builder
-                        .visit(Advice.to(Advices.StartThread.class)
+                        .visit(STARTTHREAD
                                 .on(named("start").and(not(isNative())))))
                 .type(hasSuperClass(named("java.lang.Thread")))
                 .transform((builder, type, loader, module, domain) -> builder
-                        .visit(Advice.to(Advices.RunThread.class).on(named("run")
+                        .visit(RUNTHREAD.on(named("run")
                                 .and(takesArguments(0).or(takesArguments(Runnable.class))))))
                 .installOn(inst);
+        long t2 = System.nanoTime();
+        if (Boolean.getBoolean("jfrctx.javaagent.verbose")) {
+            System.err.printf("jfrctx: carriers %.1f ms, hand-offs %.1f ms%n", (t1 - t0) / 1e6, (t2 - t1) / 1e6);
+        }
     }
 
     /** The carriers and their adapters, loaded once their transformation is in place. */
@@ -145,11 +167,50 @@ final class Instrumentations {
         "java.util.TimerTask",
     };
 
+    // Each Advice.to reads its class once, not once per transformed type.
+    private static final Advice ADAPTED = Advice.to(Advices.Adapted.class);
+    private static final Advice ADDWORKER = Advice.to(Advices.AddWorker.class);
+    private static final Advice CAPTUREARGUMENT = Advice.to(Advices.CaptureArgument.class);
+    private static final Advice EXECUTE = Advice.to(Advices.Execute.class);
+    private static final Advice LOCKEDPUSH = Advice.to(Advices.LockedPush.class);
+    private static final Advice PUSH = Advice.to(Advices.Push.class);
+    private static final Advice RUNCARRIER = Advice.to(Advices.RunCarrier.class);
+    private static final Advice RUNTHREAD = Advice.to(Advices.RunThread.class);
+    private static final Advice RUNTIMERTASK = Advice.to(Advices.RunTimerTask.class);
+    private static final Advice STARTTHREAD = Advice.to(Advices.StartThread.class);
+
+    /** The classes whose methods get hand-off advice (loaded before their retransformation). */
+    private static final String[] HAND_OFFS = {
+        "java.util.concurrent.ThreadPoolExecutor",
+        "java.util.concurrent.ScheduledThreadPoolExecutor",
+        "java.util.concurrent.ForkJoinPool$WorkQueue",
+        "java.util.Timer",
+        "java.lang.VirtualThread",
+    };
+
+    /** One type-description cache per class loader, shared by both builders. */
+    private static final AgentBuilder.PoolStrategy POOL =
+            new AgentBuilder.PoolStrategy.WithTypePoolCache.Simple(
+                    TypePool.Default.ReaderMode.FAST, new ConcurrentHashMap<>());
+
+    private static final Set<String> CARRIERS = new HashSet<>(Arrays.asList(
+            "java.util.concurrent.FutureTask", "java.util.concurrent.ForkJoinTask",
+            "java.util.TimerTask"));
+
+    /** The JDK class {@code name}, loaded (not initialised); null when this JDK has none. */
+    private static Class<?> load(String name) {
+        try {
+            return Class.forName(name, false, null);
+        } catch (ClassNotFoundException e) {
+            return null;
+        }
+    }
+
     private static AgentBuilder builder() {
         return new AgentBuilder.Default(new ByteBuddy().with(TypeValidation.DISABLED))
                 .with(AgentBuilder.TypeStrategy.Default.REDEFINE)
                 .with(AgentBuilder.InitializationStrategy.NoOp.INSTANCE)
-                .with(AgentBuilder.PoolStrategy.Default.FAST)
+                .with(POOL)
                 .with(new Errors())
                 .with(Boolean.getBoolean("jfrctx.javaagent.debug")
                         ? AgentBuilder.Listener.StreamWriting.toSystemError()
@@ -161,13 +222,7 @@ final class Instrumentations {
      * {@code type} gets the carrier field and interface, and the activation advice on the
      * methods named {@code run1}/{@code run2} (none when null).
      */
-    private static AgentBuilder carrier(AgentBuilder b, Set<String> loaded, String type,
-            String run1, String run2) {
-        if (loaded.contains(type)) {
-            System.err.println("jfrctx: " + type + " was loaded before the Java agent started:"
-                    + " its tasks do not carry the context (is another agent loading it?)");
-            return b;
-        }
+    private static AgentBuilder carrier(AgentBuilder b, String type, String run1, String run2) {
         return b.type(named(type)).transform((builder, t, loader, module, domain) -> {
             DynamicType.Builder<?> d = builder
                     .defineField(FIELD, Object.class, Visibility.PRIVATE, FieldPersistence.TRANSIENT,
@@ -175,7 +230,7 @@ final class Instrumentations {
                     .implement(AutoPropagation.Carrier.class)
                     .intercept(FieldAccessor.ofField(FIELD));
             if (run1 != null) {
-                d = d.visit(Advice.to(Advices.RunCarrier.class)
+                d = d.visit(RUNCARRIER
                         .on(named(run1).or(named(run2)).and(takesArguments(0))));
             }
             return d;

@@ -11,10 +11,8 @@ import java.nio.file.Files;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.jar.JarFile;
 
@@ -32,8 +30,11 @@ public final class Premain {
     private Premain() {
     }
 
+    private static long T0;
+
     public static void premain(String args, Instrumentation inst) {
         long start = System.nanoTime();
+        T0 = start;
         Options options;
         try {
             options = Options.parse(args, System.getProperty("jfrctx.javaagent.exclude"),
@@ -80,14 +81,17 @@ public final class Premain {
                 Collections.emptySet(), Collections.emptyMap());
         AutoPropagation.configure(options.excluded, options.threads);
 
-        Set<String> loaded = new HashSet<>();
-        for (Class<?> c : inst.getAllLoadedClasses()) {
-            loaded.add(c.getName());
+        if (Boolean.getBoolean("jfrctx.javaagent.verbose")) {
+            System.err.printf("jfrctx: boot jar ready at %.1f ms%n", (System.nanoTime() - T0) / 1e6);
         }
-        Instrumentations.install(inst, loaded);
+        Instrumentations.install(inst);
         // After the transformations: reading them initialises VirtualThread, whose scheduler
         // loads ForkJoinTask, which must be loaded transformed.
+        long t = System.nanoTime();
         AutoPropagation.internalExecutors(internalExecutors());
+        if (Boolean.getBoolean("jfrctx.javaagent.verbose")) {
+            System.err.printf("jfrctx: virtual-thread executors %.1f ms%n", (System.nanoTime() - t) / 1e6);
+        }
     }
 
     /** The executors of {@code java.lang.VirtualThread} (scheduler, unparker): not hand-offs. */
