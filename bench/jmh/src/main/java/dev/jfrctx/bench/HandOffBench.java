@@ -65,16 +65,31 @@ public class HandOffBench {
                 (r, executor) -> r.run());
         rejecting.shutdown();
         pool = new ForkJoinPool(1);
+    }
+
+    /**
+     * Per iteration, not per trial: JMH runs each iteration as a task of its own thread pool,
+     * submitted by a thread with no context, so with the Java agent every iteration starts with
+     * none, and a context left open from one iteration to the next is not the innermost one when
+     * it is closed.
+     */
+    @Setup(Level.Iteration)
+    public void install() {
         if (context.equals("context")) {
             installed = RecordingContext.where(ENDPOINT, "/orders").build();
         }
     }
 
-    @TearDown(Level.Trial)
-    public void tearDown() {
+    @TearDown(Level.Iteration)
+    public void uninstall() {
         if (installed != null) {
             installed.close();
+            installed = null;
         }
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() {
         pool.shutdownNow();
     }
 
