@@ -481,3 +481,60 @@ fn nowrap_without_java_agent_fails() {
         out.dump()
     );
 }
+
+/// `exclude=` opts a class out: with the workload's pool class excluded, its tasks get no
+/// context from the Java agent and the workload's own check fails on that pool's thread.
+#[test]
+fn java_agent_exclude_opts_a_pool_out() {
+    let _serial = common::serial();
+    let jvm_args = vec![format!(
+        "-javaagent:{}=exclude=gt.Propagation$OwnContextPool",
+        java_agent_jar().display()
+    )];
+    let out = common::run_java_with(
+        17,
+        &jvm_args,
+        "gt.Propagation",
+        &["1", "2", "nowrap"],
+        Duration::from_secs(60),
+    );
+    assert!(
+        !out.status.success(),
+        "an excluded pool still propagated:\n{}",
+        out.dump()
+    );
+    assert!(
+        out.dump().contains("on prop-pool-") && out.dump().contains("expected {gt=exec_"),
+        "no mismatch reported on the excluded pool's threads:\n{}",
+        out.dump()
+    );
+}
+
+/// A bad Java agent option stops the JVM with one `jfrctx:` line.
+#[test]
+fn java_agent_bad_option() {
+    let _serial = common::serial();
+    let jvm_args = vec![format!(
+        "-javaagent:{}=threads=maybe",
+        java_agent_jar().display()
+    )];
+    let out = common::run_java_with(
+        17,
+        &jvm_args,
+        "gt.Propagation",
+        &["1", "2", "nowrap"],
+        Duration::from_secs(60),
+    );
+    assert!(!out.status.success(), "{}", out.dump());
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("jfrctx:"))
+        .collect();
+    assert_eq!(
+        lines,
+        vec!["jfrctx: threads: 'maybe' is neither on nor off"],
+        "{}",
+        out.dump()
+    );
+}
