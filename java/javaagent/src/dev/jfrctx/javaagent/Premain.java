@@ -26,6 +26,7 @@ import java.util.jar.JarFile;
 public final class Premain {
 
     private static final String BOOT_JAR = "dev/jfrctx/javaagent/jfrctx-boot.jar";
+    private static final String SHADED_SAFE = "dev.jfrctx.javaagent.shaded.net.bytebuddy.safe";
 
     private Premain() {
     }
@@ -64,6 +65,11 @@ public final class Premain {
     }
 
     private static void install(Options options, Instrumentation inst) throws Exception {
+        // The relocated ByteBuddy's "safe" mode: no sun.misc.Unsafe (the agent injects no class),
+        // so JDK 24+ prints no Unsafe deprecation warning on the application's stderr.
+        if (System.getProperty(SHADED_SAFE) == null) {
+            System.setProperty(SHADED_SAFE, "true");
+        }
         if (!inst.isRetransformClassesSupported()) {
             throw new IllegalStateException("this JVM cannot retransform classes");
         }
