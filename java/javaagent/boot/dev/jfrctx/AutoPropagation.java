@@ -98,14 +98,11 @@ public final class AutoPropagation {
         if (empty == null) {
             return null; // not configured: the agent did not start
         }
-        if (excluded(executor) || excluded(task)) {
+        if (isInternal(executor) || excluded(executor) || excluded(task)) {
             return null; // left alone, also by a submitter with no context
         }
         if (ThreadState.current().context().size() == 0) {
             return empty;
-        }
-        if (isInternal(executor)) {
-            return null;
         }
         return RecordingContext.snapshot();
     }
