@@ -37,7 +37,9 @@
 //! work on a plain `Executors.newFixedThreadPool`, the second in a `CompletableFuture.supplyAsync`
 //! stage, no `RecordingContext` call): every sample in `AsyncWorkServlet.work_NAME` must carry
 //! {endpoint: /async/NAME, request: NAME-...}, on whichever thread it ran. Runs: JDK 17 with the
-//! facade on the server's class path, JDK 21 with virtual request threads.
+//! facade on the server's class path and in `WEB-INF/lib` (Tomcat's web-application loader,
+//! child-first, gets the facade classes from the Java agent's bootstrap copy), JDK 21 with the
+//! facade in `WEB-INF/lib` and virtual request threads.
 //!
 //! `cargo test --test app_server -- --nocapture` prints the figures per run.
 
@@ -632,6 +634,11 @@ fn jdk17_async_servlet_java_agent_facade_in_server_lib() {
 }
 
 #[test]
-fn jdk21_async_servlet_java_agent_virtual_request_threads() {
-    run_serving(21, Layout::ServerLib, true, Serving::AsyncJavaAgent);
+fn jdk21_async_servlet_java_agent_facade_in_webapp_lib_virtual_request_threads() {
+    run_serving(21, Layout::WebappLib, true, Serving::AsyncJavaAgent);
+}
+
+#[test]
+fn jdk17_async_servlet_java_agent_facade_in_webapp_lib() {
+    run_serving(17, Layout::WebappLib, false, Serving::AsyncJavaAgent);
 }

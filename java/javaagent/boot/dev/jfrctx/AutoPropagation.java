@@ -203,6 +203,34 @@ public final class AutoPropagation {
         }
     }
 
+    // ---- class loading ----------------------------------------------------------------------
+
+    /**
+     * The agent's (bootstrap) class for a facade class name ({@code dev.jfrctx.X},
+     * {@code dev.jfrctx.internal.X}), else null. Called first by every application class loader's
+     * {@code loadClass}: a child-first loader (a web application's {@code WEB-INF/lib}, a plugin
+     * loader) then uses the agent's copy of the facade instead of its own, so the contexts it
+     * installs are the ones the agent propagates (OpenTelemetry's agent does the same for its
+     * bootstrap packages).
+     */
+    public static Class<?> facadeClass(String name) {
+        if (name == null || !name.startsWith("dev.jfrctx.")) {
+            return null;
+        }
+        String rest = name.substring("dev.jfrctx.".length());
+        if (rest.startsWith("internal.")) {
+            rest = rest.substring("internal.".length());
+        }
+        if (rest.indexOf('.') >= 0) {
+            return null; // another package: the agent's own, the examples, the bridge
+        }
+        try {
+            return Class.forName(name, false, null);
+        } catch (ClassNotFoundException e) {
+            return null;
+        }
+    }
+
     // ---- threads ----------------------------------------------------------------------------
 
     /** {@code Thread.start}: a thread started in a context starts in that context. */

@@ -110,6 +110,25 @@ final class Advices {
         }
     }
 
+    /**
+     * {@code loadClass} of application class loaders: a facade class comes from the agent's
+     * (bootstrap) copy, also in a child-first loader.
+     */
+    static final class LoadFacadeClass {
+        @Advice.OnMethodEnter(skipOn = Advice.OnNonDefaultValue.class, suppress = Throwable.class)
+        static Class<?> enter(@Advice.Argument(0) String name) {
+            return AutoPropagation.facadeClass(name);
+        }
+
+        @Advice.OnMethodExit(suppress = Throwable.class)
+        static void exit(@Advice.Enter Class<?> facade,
+                @Advice.Return(readOnly = false) Class<?> result) {
+            if (facade != null) {
+                result = facade;
+            }
+        }
+    }
+
     /** {@code run()} of {@code Thread} and its subclasses, {@code VirtualThread.run(Runnable)}. */
     static final class RunThread {
         @Advice.OnMethodEnter(suppress = Throwable.class)

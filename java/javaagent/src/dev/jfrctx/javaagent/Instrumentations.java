@@ -144,6 +144,14 @@ final class Instrumentations {
                 .transform((builder, type, loader, module, domain) -> builder
                         .visit(STARTTHREAD
                                 .on(named("start").and(not(isNative())))))
+                .type(hasSuperClass(named("java.lang.ClassLoader"))
+                        .and(not(nameStartsWith("java.")))
+                        .and(not(nameStartsWith("jdk.")))
+                        .and(not(nameStartsWith("sun."))))
+                .transform((builder, type, loader, module, domain) -> builder
+                        .visit(LOADFACADECLASS.on(named("loadClass")
+                                .and(takesArguments(String.class)
+                                        .or(takesArguments(String.class, boolean.class))))))
                 .type(hasSuperClass(named("java.lang.Thread")))
                 .transform((builder, type, loader, module, domain) -> builder
                         .visit(RUNTHREAD.on(named("run")
@@ -172,6 +180,7 @@ final class Instrumentations {
     private static final Advice ADDWORKER = Advice.to(Advices.AddWorker.class);
     private static final Advice CAPTUREARGUMENT = Advice.to(Advices.CaptureArgument.class);
     private static final Advice EXECUTE = Advice.to(Advices.Execute.class);
+    private static final Advice LOADFACADECLASS = Advice.to(Advices.LoadFacadeClass.class);
     private static final Advice LOCKEDPUSH = Advice.to(Advices.LockedPush.class);
     private static final Advice PUSH = Advice.to(Advices.Push.class);
     private static final Advice RUNCARRIER = Advice.to(Advices.RunCarrier.class);
@@ -187,6 +196,8 @@ final class Instrumentations {
         "java.util.Timer",
         "java.lang.VirtualThread",
     };
+    // Application class loaders (the facade from the agent's copy) are transformed when they
+    // are loaded: the JDK's own, loaded before, delegate to the bootstrap loader first anyway.
 
     /** One type-description cache per class loader, shared by both builders. */
     private static final AgentBuilder.PoolStrategy POOL =
