@@ -18,7 +18,9 @@
 //! `scripts/javaagent.sh`), which must carry every context by itself, with the same expectations
 //! (the workload's `gt_exec_cf_pinned` keeps `asyncExecutor`, whose tasks the agent must leave as
 //! they are: the pool saw such tasks, never re-wrapped). Without the Java agent the `nowrap`
-//! workload fails its own checks (`nowrap_without_java_agent_fails`).
+//! workload fails its own checks (`nowrap_without_java_agent_fails`). The wrapped workload also
+//! runs under the Java agent (`propagation_wrap_under_java_agent_jdk21`: both together stay
+//! exact, the wrapped tasks reach the pools unchanged).
 //!
 //! `cargo test --test propagation -- --nocapture` prints the figures per JDK and path.
 
@@ -178,6 +180,9 @@ enum Mode {
     Wrap,
     /// Plain pools and tasks (`nowrap`), under the Java agent.
     JavaAgent,
+    /// `RecordingContext.wrap(...)` pools and tasks under the Java agent: the wrapped tasks reach
+    /// the pools as the facade made them, and every context is still exact.
+    WrapAndJavaAgent,
 }
 
 fn propagation(jdk: u32) {
@@ -189,6 +194,7 @@ fn propagation_in(jdk: u32, mode: Mode) {
     let name = match mode {
         Mode::Wrap => format!("propagation-{jdk}.jsonl"),
         Mode::JavaAgent => format!("propagation-javaagent-{jdk}.jsonl"),
+        Mode::WrapAndJavaAgent => format!("propagation-wrap-javaagent-{jdk}.jsonl"),
     };
     let jsonl = common::out_file(&name);
     let options = format!("sink=jsonl:{},period=1ms", jsonl.display());
@@ -200,9 +206,16 @@ fn propagation_in(jdk: u32, mode: Mode) {
         common::agent_arg(&options),
     ];
     let mut args = vec![SECONDS];
-    if mode == Mode::JavaAgent {
+    if mode != Mode::Wrap {
         jvm_args.push(format!("-javaagent:{}", java_agent_jar().display()));
-        args.extend(["2", "nowrap"]);
+        args.extend([
+            "2",
+            if mode == Mode::JavaAgent {
+                "nowrap"
+            } else {
+                "wrap"
+            },
+        ]);
     }
     let out = common::run_java_with(
         jdk,
@@ -218,8 +231,12 @@ fn propagation_in(jdk: u32, mode: Mode) {
     );
     let work = common::summary_json(&out)
         .unwrap_or_else(|| panic!("no JSON summary from the workload:\n{}", out.dump()));
-    assert_eq!(work["wrap"].as_bool(), Some(mode == Mode::Wrap), "{work}");
-    if mode == Mode::JavaAgent {
+    assert_eq!(
+        work["wrap"].as_bool(),
+        Some(mode != Mode::JavaAgent),
+        "{work}"
+    );
+    if mode != Mode::Wrap {
         // The asyncExecutor tasks reached the pool as the facade made them.
         assert!(
             work["wrapped_seen"].as_u64().unwrap_or(0) > 0,
@@ -241,7 +258,7 @@ fn propagation_in(jdk: u32, mode: Mode) {
     // JDK 19+: close() of a wrapped pool closes the pool, of the wrapped common pool returns.
     assert_eq!(
         work["close_checks"].as_u64(),
-        Some(if with_virtual && mode == Mode::Wrap {
+        Some(if with_virtual && mode != Mode::JavaAgent {
             2
         } else {
             0
@@ -480,6 +497,11 @@ fn nowrap_without_java_agent_fails() {
         "no context mismatch reported:\n{}",
         out.dump()
     );
+}
+
+#[test]
+fn propagation_wrap_under_java_agent_jdk21() {
+    propagation_in(21, Mode::WrapAndJavaAgent);
 }
 
 /// `exclude=` opts a class out: with the workload's pool class excluded, its tasks get no
