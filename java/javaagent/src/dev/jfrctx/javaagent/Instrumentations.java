@@ -1,5 +1,6 @@
 package dev.jfrctx.javaagent;
 
+import static dev.jfrctx.javaagent.shaded.net.bytebuddy.matcher.ElementMatchers.failSafe;
 import static dev.jfrctx.javaagent.shaded.net.bytebuddy.matcher.ElementMatchers.hasSuperClass;
 import static dev.jfrctx.javaagent.shaded.net.bytebuddy.matcher.ElementMatchers.isConstructor;
 import static dev.jfrctx.javaagent.shaded.net.bytebuddy.matcher.ElementMatchers.isNative;
@@ -80,7 +81,8 @@ final class Instrumentations {
         carriers = carrier(carriers, "java.util.concurrent.ForkJoinTask", "doExec", "doExec");
         carriers = carrier(carriers, "java.util.TimerTask", null, null);
         carriers = carriers
-                .type(hasSuperClass(named("java.util.TimerTask")).and(not(named("java.util.TimerTask"))))
+                .type(failSafe(hasSuperClass(named("java.util.TimerTask")))
+                        .and(not(named("java.util.TimerTask"))))
                 .transform((builder, type, loader, module, domain) -> builder
                         .visit(RUNTIMERTASK
                                 .on(named("run").and(takesArguments(0)))))
@@ -144,7 +146,7 @@ final class Instrumentations {
                 .transform((builder, type, loader, module, domain) -> builder
                         .visit(STARTTHREAD
                                 .on(named("start").and(not(isNative())))))
-                .type(hasSuperClass(named("java.lang.ClassLoader"))
+                .type(failSafe(hasSuperClass(named("java.lang.ClassLoader")))
                         .and(not(nameStartsWith("java.")))
                         .and(not(nameStartsWith("jdk.")))
                         .and(not(nameStartsWith("sun."))))
@@ -152,7 +154,7 @@ final class Instrumentations {
                         .visit(LOADFACADECLASS.on(named("loadClass")
                                 .and(takesArguments(String.class)
                                         .or(takesArguments(String.class, boolean.class))))))
-                .type(hasSuperClass(named("java.lang.Thread")))
+                .type(failSafe(hasSuperClass(named("java.lang.Thread"))))
                 .transform((builder, type, loader, module, domain) -> builder
                         .visit(RUNTHREAD.on(named("run")
                                 .and(takesArguments(0).or(takesArguments(Runnable.class))))))
@@ -226,7 +228,11 @@ final class Instrumentations {
                 .with(Boolean.getBoolean("jfrctx.javaagent.debug")
                         ? AgentBuilder.Listener.StreamWriting.toSystemError()
                         : AgentBuilder.Listener.NoOp.INSTANCE)
-                .ignore(nameStartsWith("dev.jfrctx.").or(isSynthetic()));
+                // Neither its own classes nor another agent's (OpenTelemetry's, loaded from its
+                // own class loader, whose superclasses a type pool cannot always resolve).
+                .ignore(nameStartsWith("dev.jfrctx.")
+                        .or(nameStartsWith("io.opentelemetry.javaagent."))
+                        .or(isSynthetic()));
     }
 
     /**
