@@ -103,7 +103,8 @@ final class Instrumentations {
             if (c != null && CARRIERS.contains(name) && !AutoPropagation.Carrier.class.isAssignableFrom(c)) {
                 // Loaded before the agent (by another agent, say): no field can be added now.
                 System.err.println("jfrctx: " + name + " was loaded before the Java agent started:"
-                        + " its tasks do not carry the context");
+                        + " its tasks do not carry the context (give -javaagent:jfrctx-agent.jar"
+                        + " before other Java agents)");
             }
         }
 
