@@ -26,6 +26,8 @@ import dev.jfrctx.javaagent.shaded.net.bytebuddy.pool.TypePool;
 import dev.jfrctx.javaagent.shaded.net.bytebuddy.utility.JavaModule;
 import java.lang.instrument.Instrumentation;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -122,7 +124,11 @@ final class Instrumentations {
         }
         AgentBuilder b = builder()
                 .with(AgentBuilder.RedefinitionStrategy.RETRANSFORMATION)
-                .with(new AgentBuilder.RedefinitionStrategy.DiscoveryStrategy.Explicit(retransform));
+                // One class per retransformation: one that fails does not take the others along,
+                // and says so (ByteBuddy's Listener.onError does not see these).
+                .with(AgentBuilder.RedefinitionStrategy.BatchAllocator.ForFixedSize.ofSize(1))
+                .with(new AgentBuilder.RedefinitionStrategy.DiscoveryStrategy.Explicit(retransform))
+                .with(new RetransformErrors());
         b.type(named("java.util.concurrent.ThreadPoolExecutor"))
                 .transform((builder, type, loader, module, domain) -> builder
                         .visit(EXECUTE
@@ -253,6 +259,20 @@ final class Instrumentations {
             }
             return d;
         });
+    }
+
+    /** Reports a class whose retransformation failed (one line each). */
+    private static final class RetransformErrors
+            extends AgentBuilder.RedefinitionStrategy.Listener.Adapter {
+        @Override
+        public Iterable<? extends List<Class<?>>> onError(int index, List<Class<?>> batch,
+                Throwable throwable, List<Class<?>> types) {
+            for (Class<?> c : batch) {
+                System.err.println("jfrctx: the Java agent could not instrument " + c.getName()
+                        + ": " + throwable);
+            }
+            return Collections.emptyList();
+        }
     }
 
     /** Reports a class the agent could not transform (one line each). */
