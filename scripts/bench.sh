@@ -161,7 +161,8 @@ if [ "$run_jmh" = 1 ]; then
             continue
         fi
         say "JMH on JDK $v"
-        args=(-out "$out" -label "jdk$v" -agent "$agent" -jni "$root/bench/jni/libswitch.so")
+        args=(-out "$out" -label "jdk$v" -agent "$agent" -jni "$root/bench/jni/libswitch.so"
+            -javaagent "$root/target/jfrctx-agent.jar")
         [ "$smoke" = 1 ] && args+=(-smoke)
         # Run from the output directory: a crashing fork leaves its hs_err file there.
         if ! (cd "$out" && "$java" -jar "$root/$jar" "${args[@]}" >"$out/jmh-jdk$v.log" 2>&1); then

@@ -5,6 +5,8 @@
 #   target/release/jfrctx-report    the JSON-lines report tool
 #   target/jfrctx.jar               the facade (dev.jfrctx), javac --release 17
 #   target/jfrctx-sources.jar       its sources
+#   target/jfrctx-agent.jar         the Java agent (-javaagent:...): context across executors,
+#                                   ForkJoinPool, Timer and new threads (scripts/javaagent.sh)
 #   ~/.m2/repository/dev/jfrctx/jfrctx/VERSION/   the facade as the Maven artifact
 #                                   dev.jfrctx:jfrctx:VERSION (VERSION from Cargo.toml), with its
 #                                   pom and sources jar, for Maven and Gradle (mavenLocal()) builds
@@ -88,6 +90,13 @@ rm -f target/jfrctx.jar.tmp
 mv -f target/jfrctx.jar.tmp target/jfrctx.jar
 rm -f target/jfrctx-sources.jar
 "$jar" --create --file target/jfrctx-sources.jar -C "$src" . || die "jar failed (sources)"
+
+# ---- the Java agent: target/jfrctx-agent.jar (ByteBuddy from Maven Central, relocated) ------
+if command -v mvn >/dev/null 2>&1; then
+    bash scripts/javaagent.sh || die "scripts/javaagent.sh failed (the Java agent, target/jfrctx-agent.jar)"
+else
+    echo "build.sh: mvn not found: the Java agent target/jfrctx-agent.jar is not built (it needs ByteBuddy from Maven Central; apt-get install maven)" >&2
+fi
 
 # ---- the facade in the local Maven repository: dev.jfrctx:jfrctx:VERSION --------------------
 version="$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -n 1)"

@@ -13,6 +13,15 @@
 //! left out of the ratio: the agent cannot do better than "unknown" for them. Every other unknown
 //! counts against it.
 //!
+//! The `*_agent_*` tests run the same workload with `nowrap`: the plain pools and tasks, no
+//! `RecordingContext.wrap`, under the Java agent (`-javaagent:target/jfrctx-agent.jar`, built by
+//! `scripts/javaagent.sh`), which must carry every context by itself, with the same expectations
+//! (the workload's `gt_exec_cf_pinned` keeps `asyncExecutor`, whose tasks the agent must leave as
+//! they are: the pool saw such tasks, never re-wrapped). Without the Java agent the `nowrap`
+//! workload fails its own checks (`nowrap_without_java_agent_fails`). The wrapped workload also
+//! runs under the Java agent (`propagation_wrap_under_java_agent_jdk21`: both together stay
+//! exact, the wrapped tasks reach the pools unchanged).
+//!
 //! `cargo test --test propagation -- --nocapture` prints the figures per JDK and path.
 
 mod common;
@@ -20,6 +29,9 @@ mod common;
 use common::verdict::{self, Verdict};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 const SECONDS: &str = "8";
@@ -141,31 +153,101 @@ fn received_count(summary: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
+/// `target/jfrctx-agent.jar`, built once per test process by `scripts/javaagent.sh`.
+fn java_agent_jar() -> PathBuf {
+    static JAR: OnceLock<PathBuf> = OnceLock::new();
+    JAR.get_or_init(|| {
+        let out = Command::new("bash")
+            .arg(common::root().join("scripts/javaagent.sh"))
+            .output()
+            .expect("run scripts/javaagent.sh");
+        assert!(
+            out.status.success(),
+            "scripts/javaagent.sh failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        let jar = common::root().join("target/jfrctx-agent.jar");
+        assert!(jar.is_file(), "no {}", jar.display());
+        jar
+    })
+    .clone()
+}
+
+/// How the workload hands its tasks over.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Mode {
+    /// `RecordingContext.wrap(...)` pools and tasks, no Java agent.
+    Wrap,
+    /// Plain pools and tasks (`nowrap`), under the Java agent.
+    JavaAgent,
+    /// `RecordingContext.wrap(...)` pools and tasks under the Java agent: the wrapped tasks reach
+    /// the pools as the facade made them, and every context is still exact.
+    WrapAndJavaAgent,
+}
+
 fn propagation(jdk: u32) {
+    propagation_in(jdk, Mode::Wrap);
+}
+
+fn propagation_in(jdk: u32, mode: Mode) {
     let _serial = common::serial();
-    let jsonl = common::out_file(&format!("propagation-{jdk}.jsonl"));
+    let name = match mode {
+        Mode::Wrap => format!("propagation-{jdk}.jsonl"),
+        Mode::JavaAgent => format!("propagation-javaagent-{jdk}.jsonl"),
+        Mode::WrapAndJavaAgent => format!("propagation-wrap-javaagent-{jdk}.jsonl"),
+    };
+    let jsonl = common::out_file(&name);
     let options = format!("sink=jsonl:{},period=1ms", jsonl.display());
-    let jvm_args = vec![
+    let mut jvm_args = vec![
         // Precise method attribution of samples taken between safepoints (see
         // tests/virtual_threads.rs): the expectation is read from the stack.
         "-XX:+UnlockDiagnosticVMOptions".to_string(),
         "-XX:+DebugNonSafepoints".to_string(),
         common::agent_arg(&options),
     ];
+    let mut args = vec![SECONDS];
+    if mode != Mode::Wrap {
+        jvm_args.push(format!("-javaagent:{}", java_agent_jar().display()));
+        args.extend([
+            "2",
+            if mode == Mode::JavaAgent {
+                "nowrap"
+            } else {
+                "wrap"
+            },
+        ]);
+    }
     let out = common::run_java_with(
         jdk,
         &jvm_args,
         "gt.Propagation",
-        &[SECONDS],
+        &args,
         Duration::from_secs(180),
     );
     assert!(
         out.status.success(),
-        "Propagation failed on JDK {jdk}:\n{}",
+        "Propagation ({mode:?}) failed on JDK {jdk}:\n{}",
         out.dump()
     );
     let work = common::summary_json(&out)
         .unwrap_or_else(|| panic!("no JSON summary from the workload:\n{}", out.dump()));
+    assert_eq!(
+        work["wrap"].as_bool(),
+        Some(mode != Mode::JavaAgent),
+        "{work}"
+    );
+    if mode != Mode::Wrap {
+        // The asyncExecutor tasks reached the pool as the facade made them.
+        assert!(
+            work["wrapped_seen"].as_u64().unwrap_or(0) > 0,
+            "JDK {jdk}: the pool never saw a task carrying its own context: {work}"
+        );
+        assert!(
+            !out.dump().contains("Java agent"),
+            "JDK {jdk}: the Java agent reported a problem:\n{}",
+            out.dump()
+        );
+    }
     let with_virtual = jdk >= 21;
     assert_eq!(
         work["virtual"].as_bool(),
@@ -176,7 +258,11 @@ fn propagation(jdk: u32) {
     // JDK 19+: close() of a wrapped pool closes the pool, of the wrapped common pool returns.
     assert_eq!(
         work["close_checks"].as_u64(),
-        Some(if with_virtual { 2 } else { 0 }),
+        Some(if with_virtual && mode != Mode::JavaAgent {
+            2
+        } else {
+            0
+        }),
         "JDK {jdk}: {work}"
     );
     // The workload checked every task's context itself (a mismatch exits non-zero); every path
@@ -240,7 +326,7 @@ fn propagation(jdk: u32) {
         }
     };
     println!(
-        "propagation JDK {jdk}: {} lines, {total} in gt_* methods: correct {} ({:.2} %), \
+        "propagation ({mode:?}) JDK {jdk}: {} lines, {total} in gt_* methods: correct {} ({:.2} %), \
          unknown {} ({:.2} %) {:?}, wrong {}",
         samples.len(),
         t.correct,
@@ -372,4 +458,105 @@ fn propagation_jdk21() {
 #[test]
 fn propagation_jdk25() {
     propagation(25);
+}
+
+#[test]
+fn propagation_java_agent_jdk17() {
+    propagation_in(17, Mode::JavaAgent);
+}
+
+#[test]
+fn propagation_java_agent_jdk21() {
+    propagation_in(21, Mode::JavaAgent);
+}
+
+#[test]
+fn propagation_java_agent_jdk25() {
+    propagation_in(25, Mode::JavaAgent);
+}
+
+/// The `nowrap` workload without the Java agent: the first task on a plain pool finds the
+/// worker's own context instead of its submitter's, and the workload fails its own check.
+#[test]
+fn nowrap_without_java_agent_fails() {
+    let _serial = common::serial();
+    let out = common::run_java(
+        17,
+        None,
+        "gt.Propagation",
+        &["1", "2", "nowrap"],
+        Duration::from_secs(60),
+    );
+    assert!(
+        !out.status.success(),
+        "nowrap passed without the Java agent:\n{}",
+        out.dump()
+    );
+    assert!(
+        out.dump().contains("expected {gt=exec_"),
+        "no context mismatch reported:\n{}",
+        out.dump()
+    );
+}
+
+#[test]
+fn propagation_wrap_under_java_agent_jdk21() {
+    propagation_in(21, Mode::WrapAndJavaAgent);
+}
+
+/// `exclude=` opts a class out: with the workload's pool class excluded, its tasks get no
+/// context from the Java agent and the workload's own check fails on that pool's thread.
+#[test]
+fn java_agent_exclude_opts_a_pool_out() {
+    let _serial = common::serial();
+    let jvm_args = vec![format!(
+        "-javaagent:{}=exclude=gt.Propagation$OwnContextPool",
+        java_agent_jar().display()
+    )];
+    let out = common::run_java_with(
+        17,
+        &jvm_args,
+        "gt.Propagation",
+        &["1", "2", "nowrap"],
+        Duration::from_secs(60),
+    );
+    assert!(
+        !out.status.success(),
+        "an excluded pool still propagated:\n{}",
+        out.dump()
+    );
+    assert!(
+        out.dump().contains("on prop-pool-") && out.dump().contains("expected {gt=exec_"),
+        "no mismatch reported on the excluded pool's threads:\n{}",
+        out.dump()
+    );
+}
+
+/// A bad Java agent option stops the JVM with one `jfrctx:` line.
+#[test]
+fn java_agent_bad_option() {
+    let _serial = common::serial();
+    let jvm_args = vec![format!(
+        "-javaagent:{}=threads=maybe",
+        java_agent_jar().display()
+    )];
+    let out = common::run_java_with(
+        17,
+        &jvm_args,
+        "gt.Propagation",
+        &["1", "2", "nowrap"],
+        Duration::from_secs(60),
+    );
+    assert!(!out.status.success(), "{}", out.dump());
+    let lines: Vec<&str> = out
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("jfrctx:"))
+        .collect();
+    assert_eq!(
+        lines,
+        vec!["jfrctx: threads: 'maybe' is neither on nor off"],
+        "{}",
+        out.dump()
+    );
 }

@@ -60,7 +60,14 @@ import java.util.concurrent.atomic.AtomicReference;
  * sample. Every task also checks its context with {@code Introspection} before working (a mismatch
  * fails the run).
  *
- * <p>Usage: {@code java gt.Propagation [seconds=8] [submitters=2]}. Compiled with
+ * <p>With {@code nowrap} (third argument) the same paths use the plain pools and tasks, no
+ * {@code RecordingContext.wrap}: the Java agent ({@code -javaagent:jfrctx-agent.jar}) must carry
+ * the context by itself. {@code gt_exec_cf_pinned} keeps {@code asyncExecutor}: pinning a chain
+ * completed by a foreign thread is a choice no hand-off reveals; its tasks reach the pool already
+ * carrying a context, and the pool's {@code beforeExecute} checks that the agent recognised them
+ * (did not wrap them again).
+ *
+ * <p>Usage: {@code java gt.Propagation [seconds=8] [submitters=2] [wrap|nowrap]}. Compiled with
  * {@code --release 17}; the virtual-thread path is added on JDK 21+ (reflectively). Prints one
  * JSON summary line; exits non-zero on any failure.
  */
@@ -85,6 +92,7 @@ public final class Propagation {
     private static final AtomicLongArray RUNS = new AtomicLongArray(Path.values().length);
     private static final AtomicLong IDLE_BURSTS = new AtomicLong();
     private static final AtomicLong CHECKS = new AtomicLong();
+    private static final AtomicLong WRAPPED_SEEN = new AtomicLong();
 
     private Propagation() {
     }
@@ -159,6 +167,20 @@ public final class Propagation {
         RUNS.incrementAndGet(p.ordinal());
     }
 
+    /**
+     * A task that carries its own context ({@code RecordingContext.wrap}, {@code asyncExecutor})
+     * must reach the pool as it is: the Java agent recognises it and does not wrap it again.
+     */
+    static void checkRecognised(Runnable r) {
+        String type = r.getClass().getName();
+        if (type.startsWith("dev.jfrctx.ContextPropagationTasks")) {
+            WRAPPED_SEEN.incrementAndGet();
+        } else if (type.startsWith("dev.jfrctx.AutoPropagation")
+                && r.toString().startsWith("RecordingContext.wrap(")) {
+            fail(new IllegalStateException("a wrapped task was wrapped again by the Java agent: " + type));
+        }
+    }
+
     /** A burst of the pool thread's own work, in its own context. */
     static void idle() {
         expect("worker_idle");
@@ -189,6 +211,7 @@ public final class Propagation {
 
         @Override
         protected void beforeExecute(Thread t, Runnable r) {
+            checkRecognised(r);
             idle();
         }
 
@@ -233,14 +256,32 @@ public final class Propagation {
 
     // ---- the paths -------------------------------------------------------------------------
 
+    /**
+     * The pools of every path: wrapped with {@code RecordingContext.wrap}, or with {@code nowrap}
+     * the plain pools, for the Java agent ({@code -javaagent:jfrctx-agent.jar}) to propagate.
+     */
     static final class Pools {
+        final boolean wrap;
         final OwnContextPool raw = new OwnContextPool("prop-pool-", 2);
-        final ExecutorService pool = RecordingContext.wrap(raw);
+        final ExecutorService pool;
         final OwnContextScheduler rawScheduler = new OwnContextScheduler("prop-sched-", 1);
-        final ScheduledExecutorService scheduler = RecordingContext.wrap(rawScheduler);
-        final ExecutorService common = RecordingContext.wrap(ForkJoinPool.commonPool());
+        final ScheduledExecutorService scheduler;
+        final ExecutorService common;
         final ExecutorService rawVirtual = virtualPerTask();
-        final ExecutorService virtual = rawVirtual == null ? null : RecordingContext.wrap(rawVirtual);
+        final ExecutorService virtual;
+
+        Pools(boolean wrap) {
+            this.wrap = wrap;
+            pool = wrap ? RecordingContext.wrap(raw) : raw;
+            scheduler = wrap ? RecordingContext.wrap(rawScheduler) : rawScheduler;
+            common = wrap ? RecordingContext.wrap(ForkJoinPool.commonPool()) : ForkJoinPool.commonPool();
+            virtual = rawVirtual == null || !wrap ? rawVirtual : RecordingContext.wrap(rawVirtual);
+        }
+
+        /** {@code RecordingContext.wrap(task)}, or the task itself with {@code nowrap}. */
+        Runnable task(Runnable task) {
+            return wrap ? RecordingContext.wrap(task) : task;
+        }
     }
 
     /** Runs one submission on {@code path} with about {@code d} ns of work, and waits for it. */
@@ -410,7 +451,7 @@ public final class Propagation {
             case WRAPPED_TASK: {
                 CountDownLatch done = new CountDownLatch(1);
                 try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
-                    p.raw.execute(RecordingContext.wrap(() -> {
+                    p.raw.execute(p.task(() -> {
                         try {
                             expect(ctx);
                             sink(gt_exec_wrapped_task(until(d)));
@@ -513,7 +554,8 @@ public final class Propagation {
     public static void main(String[] args) throws Exception {
         double seconds = args.length > 0 ? Double.parseDouble(args[0]) : 8.0;
         int submitters = args.length > 1 ? Integer.parseInt(args[1]) : 2;
-        Pools p = new Pools();
+        boolean wrap = !(args.length > 2 && args[2].equals("nowrap"));
+        Pools p = new Pools(wrap);
         p.raw.prestartAllCoreThreads();
         p.rawScheduler.prestartAllCoreThreads();
 
@@ -530,7 +572,7 @@ public final class Propagation {
         for (Thread t : threads) {
             t.join();
         }
-        int closeChecks = checkClose(p);
+        int closeChecks = wrap ? checkClose(p) : 0;
         p.pool.shutdown();
         p.scheduler.shutdown();
         if (p.virtual != null) {
@@ -555,8 +597,9 @@ public final class Propagation {
         }
         System.out.println("{\"workload\":\"Propagation\",\"java\":\"" + System.getProperty("java.version")
                 + "\",\"virtual\":" + (p.virtual != null)
-                + ",\"submitters\":" + submitters + ",\"elapsed_ms\":" + elapsedMs
+                + ",\"submitters\":" + submitters + ",\"wrap\":" + wrap + ",\"elapsed_ms\":" + elapsedMs
                 + ",\"checks\":" + CHECKS.get() + ",\"close_checks\":" + closeChecks + ",\"idle_bursts\":" + IDLE_BURSTS.get()
+                + ",\"wrapped_seen\":" + WRAPPED_SEEN.get()
                 + ",\"runs\":{" + runs + "},\"sink\":" + SINK + "}");
     }
 }

@@ -32,7 +32,8 @@ import org.openjdk.jmh.runner.options.TimeValue;
  *
  * <pre>
  * java -jar benchmarks.jar -out DIR [-label jdk17] [-agent libjfrctx.so] [-jni libswitch.so]
- *                          [-smoke] [-groups plain,agent,jfr,jni,ddprof,pyroscope]
+ *                          [-javaagent jfrctx-agent.jar] [-smoke]
+ *                          [-groups plain,agent,jfr,jni,ddprof,pyroscope,handoff,handoff-javaagent]
  * </pre>
  *
  * Writes {@code DIR/jmh-LABEL-GROUP.json} (JMH's raw results), {@code DIR/jmh-LABEL.tsv} (one row
@@ -68,6 +69,7 @@ public final class Main {
         String label = "jdk" + Runtime.version().feature();
         String agent = null;
         String jni = null;
+        String javaagent = null;
         boolean smoke = false;
         Set<String> only = null;
         for (int i = 0; i < args.length; i++) {
@@ -77,10 +79,11 @@ public final class Main {
                 case "-label": label = args[++i]; break;
                 case "-agent": agent = args[++i]; break;
                 case "-jni": jni = args[++i]; break;
+                case "-javaagent": javaagent = args[++i]; break;
                 case "-smoke": smoke = true; break;
                 case "-groups": only = new LinkedHashSet<>(Arrays.asList(args[++i].split(","))); break;
                 default:
-                    System.err.println("usage: -out DIR [-label L] [-agent SO] [-jni SO] [-smoke] [-groups a,b]");
+                    System.err.println("usage: -out DIR [-label L] [-agent SO] [-jni SO] [-javaagent JAR] [-smoke] [-groups a,b]");
                     System.exit(2);
             }
         }
@@ -114,6 +117,18 @@ public final class Main {
                 List.of(PKG + "DdprofBench\\."), List.of(), null));
         groups.add(new Group("pyroscope", "Pyroscope agent (io.pyroscope:agent)",
                 List.of(PKG + "PyroscopeBench\\."), List.of(), null));
+        // Hand-offs through the JDK's executors: the same benchmarks without and with the Java
+        // agent (both with the native agent, whose ring the activations write).
+        List<String> native_ = agent == null ? List.of() : List.of("-agentpath:" + agent + "=sink=jsonl:/dev/null");
+        groups.add(new Group("handoff", "hand-offs, native agent, no Java agent",
+                List.of(PKG + "HandOffBench\\."), native_, agent == null ? "no -agent given" : null));
+        List<String> withJavaagent = new ArrayList<>(native_);
+        if (javaagent != null) {
+            withJavaagent.add("-javaagent:" + javaagent);
+        }
+        groups.add(new Group("handoff-javaagent", "hand-offs, native agent and Java agent",
+                List.of(PKG + "HandOffBench\\."), withJavaagent,
+                agent == null ? "no -agent given" : javaagent == null ? "no -javaagent given" : null));
 
         List<String> rows = new ArrayList<>();
         rows.add(String.join("\t", "label", "group", "benchmark", "median_ns", "min_ns", "max_ns",
