@@ -116,17 +116,22 @@ impl Repository {
         k
     }
 
-    /// The id of the map `entries` (sorted by key, keys unique), taking one reference on it.
-    /// Identical maps get the same id while it is held or awaiting reclamation. Ids are `>= 1`
-    /// (an empty map too: it is a map like any other and resolves to an empty `ContextMap`).
-    pub fn intern(&mut self, entries: Vec<(String, String)>) -> Result<ContextId, String> {
+    /// The checked map of `entries`, keys shared with other maps.
+    fn map_of(&mut self, entries: Vec<(String, String)>) -> Result<ContextMap, String> {
         validate(&entries)?;
-        let map = ContextMap {
+        Ok(ContextMap {
             entries: entries
                 .into_iter()
                 .map(|(k, v)| (self.shared_key(k), Arc::from(v)))
                 .collect(),
-        };
+        })
+    }
+
+    /// The id of the map `entries` (sorted by key, keys unique), taking one reference on it.
+    /// Identical maps get the same id while it is held or awaiting reclamation. Ids are `>= 1`
+    /// (an empty map too: it is a map like any other and resolves to an empty `ContextMap`).
+    pub fn intern(&mut self, entries: Vec<(String, String)>) -> Result<ContextId, String> {
+        let map = self.map_of(entries)?;
         if let Some(&id) = self.by_map.get(&map) {
             if let Some(entry) = self.by_id.get_mut(&id) {
                 entry.refs = entry.refs.saturating_add(1);
@@ -163,7 +168,6 @@ impl Repository {
     /// bad input, an id outside the facade's range or already defined, and past the id bound;
     /// the id then stays unknown and its samples are reported `context_released`.
     pub fn define(&mut self, id: ContextId, entries: Vec<(String, String)>) -> Result<(), String> {
-        validate(&entries)?;
         if !(FIRST_DEFINED_ID..(1 << 63)).contains(&id) {
             return Err(format!("context id {id} is outside the facade's range"));
         }
@@ -176,12 +180,7 @@ impl Repository {
                 self.max_ids
             ));
         }
-        let map = ContextMap {
-            entries: entries
-                .into_iter()
-                .map(|(k, v)| (self.shared_key(k), Arc::from(v)))
-                .collect(),
-        };
+        let map = self.map_of(entries)?;
         let map = match self.by_map.get_key_value(&map) {
             Some((shared, _)) => shared.clone(),
             None => Arc::new(map),
