@@ -5,9 +5,10 @@
 #   2. scripts/build.sh: agent, report tool, facade jar
 #   3. cargo fmt --all -- --check
 #   4. cargo clippy --all-targets -- -D warnings
-#   5. scripts/tomcat.sh (embedded Tomcat 10.1 from Maven Central, cached), then cargo test: unit
-#      tests and the integration tests (real JVMs on JDK 17, 21, 25; tests/app_server.rs runs
-#      the servlet example in that Tomcat)
+#   5. scripts/tomcat.sh (embedded Tomcat 10.1 from Maven Central, cached) and scripts/otel.sh
+#      (the OTel Java agent and SDK jars, cached), then cargo test: unit tests and the
+#      integration tests (real JVMs on JDK 17, 21, 25; tests/app_server.rs runs the servlet
+#      example in that Tomcat, tests/otel.rs a service in it under the OTel Java agent)
 #   6. valgrind memcheck over the unit tests of the Rust cores that touch raw memory or carry the
 #      join (context::, join::, batch::, clock::, sink::jsonl), one test at a time (valgrind
 #      serialises threads) and without the slowest concurrent ring test: ~80 s. Miri and the
@@ -75,6 +76,10 @@ count_cargo() {
 step "Tomcat for tests/app_server.rs (scripts/tomcat.sh)"
 # Maven Central, once (then the cache); fails with one line when offline.
 bash scripts/tomcat.sh >/dev/null || fail "scripts/tomcat.sh"
+
+step "OpenTelemetry Java agent and SDK jars for tests/otel.rs (scripts/otel.sh)"
+# Maven Central, once (then the cache; scripts/build.sh already asked for them); one line when offline.
+bash scripts/otel.sh >/dev/null || fail "scripts/otel.sh"
 
 step "cargo test"
 set +e
