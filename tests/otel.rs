@@ -13,8 +13,8 @@
 //!
 //! Asserted per run (JDK 17 platform request threads; JDK 21 virtual request threads):
 //! - every sample carrying `span_id` names an exported span of its `trace_id` whose thread is
-//!   the sample's (or, on a pool thread, a span of the request the pool ran a task for: the OTel
-//!   agent carried the Context there, counted as handed off) and whose interval contains the
+//!   the sample's (or, on a thread the OTel agent carried the request's Context to, a span of that
+//!   request: counted as handed off; see [`HANDOFF_THREADS`]) and whose interval contains the
 //!   sample. Span times are epoch ns, samples `System.nanoTime()`: mapped with `/clock`, which
 //!   answers both; the SDK dates each trace from its own anchor, so each trace may be shifted by
 //!   one constant of at most [`MAX_SHIFT`] (see [`check`]), then within [`TOLERANCE`]: 0 wrong;
@@ -59,6 +59,10 @@ const MAX_SHIFT: i64 = 20_000_000;
 const MIN_PER_WORK: u64 = 20;
 const MAX_UNKNOWN_PERCENT: f64 = 5.0;
 const RUN_TIMEOUT: Duration = Duration::from_secs(120);
+/// Threads a request's Context is handed to: the service's pool, and the virtual-thread
+/// scheduler's carriers (the OTel agent wraps the `ForkJoinPool` task that mounts a virtual thread
+/// in its `ContextPropagatingRunnable`: the carrier has the submitter's Context while it runs it).
+const HANDOFF_THREADS: [&str; 2] = ["otel-pool-", "ForkJoinPool-1-worker-"];
 /// The JDK native that the OTel agent's class discovery overflows under `-Xcheck:jni`.
 const OTEL_AGENT_JDK_NATIVE: &str = "sun.instrument.InstrumentationImpl.getAllLoadedClasses0";
 
@@ -97,6 +101,19 @@ fn java_files(dir: &Path, acc: &mut Vec<PathBuf>) {
     }
 }
 
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).expect("mkdir");
+    for e in fs::read_dir(from).expect("read dir") {
+        let p = e.expect("dir entry").path();
+        let dest = to.join(p.file_name().expect("name"));
+        if p.is_dir() {
+            copy_tree(&p, &dest);
+        } else {
+            fs::copy(&p, &dest).expect("copy");
+        }
+    }
+}
+
 fn run_tool(tool: &str, args: &[OsString]) {
     let bin = common::jdk_home(17).join("bin").join(tool);
     let out = Command::new(&bin)
@@ -129,6 +146,8 @@ struct Build {
     tomcat: Vec<PathBuf>,
     otel_agent: PathBuf,
     extension: PathBuf,
+    /// The OTel SDK jars, the bridge's classes and the SDK application (`tests/otel/sdk`).
+    sdk_classpath: Vec<PathBuf>,
     server_classes: PathBuf,
     webapp: PathBuf,
 }
@@ -159,6 +178,7 @@ fn build() -> &'static Build {
         let mut cp = sdk.clone();
         cp.push(facade.clone());
         javac(&cp, &ext_classes, &root.join("java/otel/src"));
+        copy_tree(&root.join("java/otel/resources"), &ext_classes);
         let extension = dir.join("jfrctx-otel.jar");
         run_tool(
             "jar",
@@ -170,13 +190,21 @@ fn build() -> &'static Build {
                 facade.into_os_string(),
                 "dev/jfrctx".into(),
                 "-C".into(),
-                ext_classes.into_os_string(),
+                ext_classes.clone().into_os_string(),
                 "dev/jfrctx/otel".into(),
                 "-C".into(),
                 root.join("java/otel/resources").into_os_string(),
                 "META-INF".into(),
             ],
         );
+
+        let sdk_app = dir.join("sdk-app");
+        fs::create_dir_all(&sdk_app).expect("mkdir");
+        let mut sdk_classpath = sdk.clone();
+        sdk_classpath.push(ext_classes.clone());
+        sdk_classpath.push(common::classes());
+        javac(&sdk_classpath, &sdk_app, &root.join("tests/otel/sdk"));
+        sdk_classpath.push(sdk_app);
 
         let server_classes = dir.join("server");
         let webapp = dir.join("webapp");
@@ -201,6 +229,7 @@ fn build() -> &'static Build {
             tomcat,
             otel_agent,
             extension,
+            sdk_classpath,
             server_classes,
             webapp,
         }
@@ -445,7 +474,7 @@ fn check(samples: &[Value], spans: &HashMap<String, Span>, offset: i64) -> Figur
                     ));
                     if span.thread == thread {
                         f.own_thread += 1;
-                    } else if thread_name.starts_with("otel-pool-") {
+                    } else if HANDOFF_THREADS.iter().any(|p| thread_name.starts_with(p)) {
                         f.handed_off += 1;
                     } else {
                         f.wrong.push(format!(
@@ -682,4 +711,111 @@ fn jdk17_platform_request_threads() {
 #[test]
 fn jdk21_virtual_request_threads() {
     run(21, true);
+}
+
+/// The SDK path (no OTel agent): `JfrctxOtel.install` and the application's own `tenant`
+/// context from the same facade copy, merged. `SdkApp` prints each request's span ids; every
+/// sample in its `in_*` methods (CPU in `burn`) must carry exactly the expected merged context.
+#[test]
+fn jdk17_sdk_install_merges_the_applications_context() {
+    let _serial = common::serial();
+    let b = build();
+    let dir = common::target_dir().join("it-out/otel/sdk");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("mkdir");
+    let jsonl = dir.join("samples.jsonl");
+    let classpath = std::env::join_paths(&b.sdk_classpath).expect("class path");
+    let app = "dev.jfrctx.tests.otel.SdkApp";
+    let jvm_args = vec![
+        common::agent_arg(&format!("sink=jsonl:{},period=1ms", jsonl.display())),
+        "-XX:CompileCommand=quiet".to_string(),
+        format!("-XX:CompileCommand=dontinline,{app}::burn"),
+    ];
+    let out = common::spawn_java_cp(&common::java(17), &classpath, &jvm_args, app, &["300"], &[])
+        .wait(RUN_TIMEOUT);
+    assert!(out.status.success(), "{}", out.dump());
+    assert!(out.stdout.contains("misused 0"), "{}", out.dump());
+    assert!(!out.stderr.contains("jfrctx-otel:"), "{}", out.dump());
+    // span TENANT ROOT CHILD TRACE
+    let mut by_trace: HashMap<String, (String, String, String)> = HashMap::new();
+    for line in out.stdout.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if w.len() == 5 && w[0] == "span" {
+            by_trace.insert(w[4].into(), (w[1].into(), w[2].into(), w[3].into()));
+        }
+    }
+    assert_eq!(by_trace.len(), 300, "{}", out.stdout);
+    let samples = common::read_json_lines(&jsonl);
+    let mut correct: BTreeMap<String, u64> = BTreeMap::new();
+    let mut unknown = 0u64;
+    let mut wrong = Vec::new();
+    let burn = format!("{app}.burn");
+    for s in &samples {
+        let Some(stack) = s["stack"].as_array() else {
+            continue;
+        };
+        let Some(at) = stack.iter().position(|f| f["method"] == burn.as_str()) else {
+            continue;
+        };
+        let Some(method) = stack
+            .get(at + 1)
+            .and_then(|f| f["method"].as_str())
+            .and_then(|m| m.strip_prefix(app))
+            .and_then(|m| m.strip_prefix('.'))
+        else {
+            continue;
+        };
+        let Some(ctx) = s["context"].as_object() else {
+            unknown += 1;
+            continue;
+        };
+        let got: BTreeMap<String, String> = ctx
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("?").to_string()))
+            .collect();
+        let ok = if method == "in_tenant_only" {
+            got.len() == 1 && got.get("tenant").is_some_and(|t| t.starts_with('t'))
+        } else {
+            let trace = got.get("trace_id").cloned().unwrap_or_default();
+            match by_trace.get(&trace) {
+                None => false,
+                Some((tenant, root, child)) => {
+                    let span = if method == "in_child" { child } else { root };
+                    let mut want: BTreeMap<String, String> = [
+                        ("trace_id", trace.as_str()),
+                        ("span_id", span.as_str()),
+                        ("endpoint", "/items/{id}"),
+                        ("method", "GET"),
+                    ]
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+                    if method != "in_pool" {
+                        want.insert("tenant".into(), tenant.clone()); // the pool thread has none
+                    }
+                    got == want
+                }
+            }
+        };
+        if ok {
+            *correct.entry(method.to_string()).or_insert(0) += 1;
+        } else {
+            wrong.push(format!("{method}: {got:?}"));
+        }
+    }
+    println!(
+        "otel sdk: samples {}, correct {correct:?}, unknown {unknown}, wrong {}",
+        samples.len(),
+        wrong.len()
+    );
+    assert!(
+        wrong.is_empty(),
+        "{} wrong, e.g. {:?}",
+        wrong.len(),
+        &wrong[..wrong.len().min(8)]
+    );
+    for m in ["in_root", "in_child", "in_pool", "in_tenant_only"] {
+        let n = correct.get(m).copied().unwrap_or(0);
+        assert!(n >= MIN_PER_WORK, "{n} correct samples in {m}");
+    }
 }

@@ -10,9 +10,10 @@ import java.util.Collections;
  * {@code META-INF/services}): the agent loads the extension in its own class loader, remaps the
  * OpenTelemetry API names to its shaded ones, and calls {@link #customize} while it configures its
  * SDK, before any Context is used. The properties hook (run once, when the configuration is read)
- * wraps the context storage; the tracer provider hook adds the span processor. Setting:
- * {@code otel.jfrctx.attributes} (system property {@code -Dotel.jfrctx.attributes=...} or
- * environment {@code OTEL_JFRCTX_ATTRIBUTES}), see {@link JfrctxOtel}.
+ * wraps the context storage; the tracer provider hook adds the span processor. Settings (system
+ * properties {@code -Dotel.jfrctx.attributes=...} or environment {@code OTEL_JFRCTX_ATTRIBUTES},
+ * like every agent setting): {@code otel.jfrctx.attributes}, {@code otel.jfrctx.span}, see
+ * {@link JfrctxOtel}. A malformed setting prints one line and leaves the bridge off.
  */
 public final class AgentCustomizer implements AutoConfigurationCustomizerProvider {
 
@@ -41,14 +42,16 @@ public final class AgentCustomizer implements AutoConfigurationCustomizerProvide
         }
         tried = true;
         RootAttributes attributes;
+        boolean rootIds;
         try {
             attributes = RootAttributes.parse(config.getString(JfrctxOtel.ATTRIBUTES_PROPERTY, RootAttributes.DEFAULT));
+            rootIds = JfrctxOtel.rootSpanIds(config.getString(JfrctxOtel.SPAN_PROPERTY));
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage() + "; jfrctx-otel is off");
             return null;
         }
         try {
-            entries = JfrctxOtel.wrapStorage(attributes);
+            entries = JfrctxOtel.wrapStorage(attributes, rootIds);
         } catch (IllegalStateException e) {
             System.err.println(e.getMessage() + "; jfrctx-otel's extension is off");
             return null;

@@ -25,6 +25,13 @@ public final class JfrctxOtel {
     /** The system property (or {@code otel.jfrctx.attributes} agent setting) naming the root attributes. */
     public static final String ATTRIBUTES_PROPERTY = "otel.jfrctx.attributes";
 
+    /**
+     * The system property (or agent setting) choosing what {@code span_id} names: {@code innermost}
+     * (default: the span current on the thread) or {@code root} (the local root span, which then
+     * also gets the attribute {@code pyroscope.profile.id}: Grafana's traces-to-profiles link).
+     */
+    public static final String SPAN_PROPERTY = "otel.jfrctx.span";
+
     private static SpanEntries installed;
 
     private JfrctxOtel() {
@@ -40,7 +47,8 @@ public final class JfrctxOtel {
      * @throws IllegalStateException if the bridge was installed before
      */
     public static SdkTracerProviderBuilder install(SdkTracerProviderBuilder builder) {
-        return install(builder, System.getProperty(ATTRIBUTES_PROPERTY, RootAttributes.DEFAULT));
+        return install(builder, System.getProperty(ATTRIBUTES_PROPERTY, RootAttributes.DEFAULT),
+                rootSpanIds(System.getProperty(SPAN_PROPERTY)));
     }
 
     /**
@@ -51,21 +59,40 @@ public final class JfrctxOtel {
      * @param builder the tracer provider builder, which gets the bridge's span processor
      * @param attributes {@code attribute=key,...}: the local root's string attributes to record
      *     and the jfrctx key of each (blank: none)
+     * @param rootSpanIds {@code span_id} names the local root span instead of the innermost one,
+     *     and local roots get the attribute {@code pyroscope.profile.id}
      * @return {@code builder}
      * @throws IllegalArgumentException if {@code attributes} is malformed
      * @throws IllegalStateException if the bridge was installed before
      */
-    public static SdkTracerProviderBuilder install(SdkTracerProviderBuilder builder, String attributes) {
-        builder.addSpanProcessor(wrapStorage(RootAttributes.parse(attributes)));
+    public static SdkTracerProviderBuilder install(SdkTracerProviderBuilder builder, String attributes,
+            boolean rootSpanIds) {
+        builder.addSpanProcessor(wrapStorage(RootAttributes.parse(attributes), rootSpanIds));
         return builder;
     }
 
+    /**
+     * The {@value #SPAN_PROPERTY} setting: null or {@code innermost} → false, {@code root} → true.
+     *
+     * @throws IllegalArgumentException for another value
+     */
+    static boolean rootSpanIds(String setting) {
+        if (setting == null || setting.trim().isEmpty() || setting.trim().equals("innermost")) {
+            return false;
+        }
+        if (setting.trim().equals("root")) {
+            return true;
+        }
+        throw new IllegalArgumentException("jfrctx-otel: " + SPAN_PROPERTY + "=" + setting
+                + " is neither innermost nor root");
+    }
+
     /** Wraps the context storage once; returns the span processor to register. */
-    static synchronized SpanEntries wrapStorage(RootAttributes config) {
+    static synchronized SpanEntries wrapStorage(RootAttributes config, boolean rootSpanIds) {
         if (installed != null) {
             throw new IllegalStateException("jfrctx-otel: the bridge is already installed");
         }
-        SpanEntries entries = new SpanEntries(config);
+        SpanEntries entries = new SpanEntries(config, rootSpanIds);
         ContextStorage.addWrapper(delegate -> new BridgeStorage(delegate, entries));
         installed = entries;
         return entries;

@@ -1,5 +1,6 @@
 package dev.jfrctx.otel;
 
+import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.context.Context;
@@ -23,10 +24,21 @@ final class SpanEntries implements SpanProcessor {
     static final int SWEEP_AT = 1 << 16;
 
     private final ConcurrentHashMap<Span, SpanEntry> entries = new ConcurrentHashMap<>();
-    private final RootAttributes config;
+    /** The span attribute Grafana's traces-to-profiles link looks for on a root span. */
+    static final AttributeKey<String> PROFILE_ID = AttributeKey.stringKey("pyroscope.profile.id");
 
-    SpanEntries(RootAttributes config) {
+    private final RootAttributes config;
+    /** {@code span_id} names the local root span (and roots get {@link #PROFILE_ID}), not the innermost span. */
+    private final boolean rootIds;
+
+    SpanEntries(RootAttributes config, boolean rootIds) {
         this.config = config;
+        this.rootIds = rootIds;
+    }
+
+    /** The {@code span_id} value for a span of local root {@code root} (null: unknown). */
+    private String idFor(SpanContext own, ReadableSpan root) {
+        return rootIds && root != null ? root.getSpanContext().getSpanId() : own.getSpanId();
     }
 
     /**
@@ -54,7 +66,7 @@ final class SpanEntries implements SpanProcessor {
         }
         SpanContext parent = readable.getParentSpanContext();
         ReadableSpan root = !parent.isValid() || parent.isRemote() ? readable : null;
-        SpanEntry e = new SpanEntry(sc.getTraceId(), sc.getSpanId(), root, config);
+        SpanEntry e = new SpanEntry(sc.getTraceId(), idFor(sc, root), root, config);
         if (!readable.hasEnded()) {
             SpanEntry raced = entries.putIfAbsent(span, e);
             if (raced != null) {
@@ -100,7 +112,10 @@ final class SpanEntries implements SpanProcessor {
                 root = span; // a parent of another SDK: the span is the first of this one
             }
         }
-        entries.put(span, new SpanEntry(sc.getTraceId(), sc.getSpanId(), root, config));
+        if (rootIds && root == span) {
+            span.setAttribute(PROFILE_ID, sc.getSpanId());
+        }
+        entries.put(span, new SpanEntry(sc.getTraceId(), idFor(sc, root), root, config));
         if (entries.size() > SWEEP_AT) {
             sweep();
         }
