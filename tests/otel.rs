@@ -24,18 +24,18 @@
 //!   [`MIN_PER_WORK`] such samples per `work_*`; the virtual run has them on virtual threads;
 //! - every request answered 200, the server exits 0, the summary adds up, no jfrctx message.
 //!
-//! `cargo test --test otel -- --nocapture` prints the figures per run.
+//! `cargo test --test otel -- --nocapture` prints the figures per run. The SDK path (no OTel
+//! agent) is `tests/otel_sdk.rs`.
 
 mod common;
 
+use common::otel_build::{self, jars, javac, script_dir};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
-use std::ffi::OsString;
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -66,88 +66,10 @@ const HANDOFF_THREADS: [&str; 2] = ["otel-pool-", "ForkJoinPool-1-worker-"];
 /// The JDK native that the OTel agent's class discovery overflows under `-Xcheck:jni`.
 const OTEL_AGENT_JDK_NATIVE: &str = "sun.instrument.InstrumentationImpl.getAllLoadedClasses0";
 
-fn script_dir(script: &str) -> PathBuf {
-    let out = Command::new("bash")
-        .arg(common::root().join("scripts").join(script))
-        .output()
-        .unwrap_or_else(|e| panic!("run scripts/{script}: {e}"));
-    assert!(
-        out.status.success(),
-        "scripts/{script} failed: {}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-fn jars(dir: &Path) -> Vec<PathBuf> {
-    let mut jars: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jar"))
-        .collect();
-    jars.sort();
-    jars
-}
-
-fn java_files(dir: &Path, acc: &mut Vec<PathBuf>) {
-    for e in fs::read_dir(dir).unwrap_or_else(|e| panic!("read {}: {e}", dir.display())) {
-        let p = e.expect("dir entry").path();
-        if p.is_dir() {
-            java_files(&p, acc);
-        } else if p.extension().is_some_and(|x| x == "java") {
-            acc.push(p);
-        }
-    }
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for e in fs::read_dir(from).expect("read dir") {
-        let p = e.expect("dir entry").path();
-        let dest = to.join(p.file_name().expect("name"));
-        if p.is_dir() {
-            copy_tree(&p, &dest);
-        } else {
-            fs::copy(&p, &dest).expect("copy");
-        }
-    }
-}
-
-fn run_tool(tool: &str, args: &[OsString]) {
-    let bin = common::jdk_home(17).join("bin").join(tool);
-    let out = Command::new(&bin)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("run {}: {e}", bin.display()));
-    assert!(
-        out.status.success(),
-        "{tool} {args:?} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn javac(classpath: &[PathBuf], dest: &Path, sources: &Path) {
-    let mut files = Vec::new();
-    java_files(sources, &mut files);
-    let mut args: Vec<OsString> = ["--release", "17", "-g", "-encoding", "UTF-8", "-cp"]
-        .iter()
-        .map(OsString::from)
-        .collect();
-    args.push(std::env::join_paths(classpath).expect("class path"));
-    args.push("-d".into());
-    args.push(dest.into());
-    args.extend(files.into_iter().map(OsString::from));
-    run_tool("javac", &args);
-}
-
 struct Build {
     tomcat: Vec<PathBuf>,
     otel_agent: PathBuf,
     extension: PathBuf,
-    /// The OTel SDK jars, the bridge's classes and the SDK application (`tests/otel/sdk`).
-    sdk_classpath: Vec<PathBuf>,
     server_classes: PathBuf,
     webapp: PathBuf,
 }
@@ -156,55 +78,14 @@ fn build() -> &'static Build {
     static BUILD: OnceLock<Build> = OnceLock::new();
     BUILD.get_or_init(|| {
         let tomcat = jars(&script_dir("tomcat.sh"));
-        let otel = jars(&script_dir("otel.sh"));
-        let (agent, sdk): (Vec<PathBuf>, Vec<PathBuf>) = otel.into_iter().partition(|j| {
-            j.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("opentelemetry-javaagent-"))
-        });
-        let otel_agent = agent
-            .into_iter()
-            .next()
-            .expect("no opentelemetry-javaagent jar");
+        let (otel_agent, sdk) = otel_build::otel_jars();
         let root = common::root();
         let dir = common::target_dir()
             .join("it-out/otel")
             .join(format!("build-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
-
-        // jfrctx-otel.jar as scripts/build.sh makes it: the facade + dev.jfrctx.otel + services.
-        let ext_classes = dir.join("ext-classes");
-        fs::create_dir_all(&ext_classes).expect("mkdir");
-        let facade = common::classes();
-        let mut cp = sdk.clone();
-        cp.push(facade.clone());
-        javac(&cp, &ext_classes, &root.join("java/otel/src"));
-        copy_tree(&root.join("java/otel/resources"), &ext_classes);
-        let extension = dir.join("jfrctx-otel.jar");
-        run_tool(
-            "jar",
-            &[
-                "--create".into(),
-                "--file".into(),
-                extension.clone().into(),
-                "-C".into(),
-                facade.into_os_string(),
-                "dev/jfrctx".into(),
-                "-C".into(),
-                ext_classes.clone().into_os_string(),
-                "dev/jfrctx/otel".into(),
-                "-C".into(),
-                root.join("java/otel/resources").into_os_string(),
-                "META-INF".into(),
-            ],
-        );
-
-        let sdk_app = dir.join("sdk-app");
-        fs::create_dir_all(&sdk_app).expect("mkdir");
-        let mut sdk_classpath = sdk.clone();
-        sdk_classpath.push(ext_classes.clone());
-        sdk_classpath.push(common::classes());
-        javac(&sdk_classpath, &sdk_app, &root.join("tests/otel/sdk"));
-        sdk_classpath.push(sdk_app);
+        let ext_classes = otel_build::bridge_classes(&dir, &sdk);
+        let extension = otel_build::extension_jar(&dir, &ext_classes);
 
         let server_classes = dir.join("server");
         let webapp = dir.join("webapp");
@@ -229,7 +110,6 @@ fn build() -> &'static Build {
             tomcat,
             otel_agent,
             extension,
-            sdk_classpath,
             server_classes,
             webapp,
         }
@@ -711,111 +591,4 @@ fn jdk17_platform_request_threads() {
 #[test]
 fn jdk21_virtual_request_threads() {
     run(21, true);
-}
-
-/// The SDK path (no OTel agent): `JfrctxOtel.install` and the application's own `tenant`
-/// context from the same facade copy, merged. `SdkApp` prints each request's span ids; every
-/// sample in its `in_*` methods (CPU in `burn`) must carry exactly the expected merged context.
-#[test]
-fn jdk17_sdk_install_merges_the_applications_context() {
-    let _serial = common::serial();
-    let b = build();
-    let dir = common::target_dir().join("it-out/otel/sdk");
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).expect("mkdir");
-    let jsonl = dir.join("samples.jsonl");
-    let classpath = std::env::join_paths(&b.sdk_classpath).expect("class path");
-    let app = "dev.jfrctx.tests.otel.SdkApp";
-    let jvm_args = vec![
-        common::agent_arg(&format!("sink=jsonl:{},period=1ms", jsonl.display())),
-        "-XX:CompileCommand=quiet".to_string(),
-        format!("-XX:CompileCommand=dontinline,{app}::burn"),
-    ];
-    let out = common::spawn_java_cp(&common::java(17), &classpath, &jvm_args, app, &["300"], &[])
-        .wait(RUN_TIMEOUT);
-    assert!(out.status.success(), "{}", out.dump());
-    assert!(out.stdout.contains("misused 0"), "{}", out.dump());
-    assert!(!out.stderr.contains("jfrctx-otel:"), "{}", out.dump());
-    // span TENANT ROOT CHILD TRACE
-    let mut by_trace: HashMap<String, (String, String, String)> = HashMap::new();
-    for line in out.stdout.lines() {
-        let w: Vec<&str> = line.split_whitespace().collect();
-        if w.len() == 5 && w[0] == "span" {
-            by_trace.insert(w[4].into(), (w[1].into(), w[2].into(), w[3].into()));
-        }
-    }
-    assert_eq!(by_trace.len(), 300, "{}", out.stdout);
-    let samples = common::read_json_lines(&jsonl);
-    let mut correct: BTreeMap<String, u64> = BTreeMap::new();
-    let mut unknown = 0u64;
-    let mut wrong = Vec::new();
-    let burn = format!("{app}.burn");
-    for s in &samples {
-        let Some(stack) = s["stack"].as_array() else {
-            continue;
-        };
-        let Some(at) = stack.iter().position(|f| f["method"] == burn.as_str()) else {
-            continue;
-        };
-        let Some(method) = stack
-            .get(at + 1)
-            .and_then(|f| f["method"].as_str())
-            .and_then(|m| m.strip_prefix(app))
-            .and_then(|m| m.strip_prefix('.'))
-        else {
-            continue;
-        };
-        let Some(ctx) = s["context"].as_object() else {
-            unknown += 1;
-            continue;
-        };
-        let got: BTreeMap<String, String> = ctx
-            .iter()
-            .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("?").to_string()))
-            .collect();
-        let ok = if method == "in_tenant_only" {
-            got.len() == 1 && got.get("tenant").is_some_and(|t| t.starts_with('t'))
-        } else {
-            let trace = got.get("trace_id").cloned().unwrap_or_default();
-            match by_trace.get(&trace) {
-                None => false,
-                Some((tenant, root, child)) => {
-                    let span = if method == "in_child" { child } else { root };
-                    let mut want: BTreeMap<String, String> = [
-                        ("trace_id", trace.as_str()),
-                        ("span_id", span.as_str()),
-                        ("endpoint", "/items/{id}"),
-                        ("method", "GET"),
-                    ]
-                    .into_iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect();
-                    if method != "in_pool" {
-                        want.insert("tenant".into(), tenant.clone()); // the pool thread has none
-                    }
-                    got == want
-                }
-            }
-        };
-        if ok {
-            *correct.entry(method.to_string()).or_insert(0) += 1;
-        } else {
-            wrong.push(format!("{method}: {got:?}"));
-        }
-    }
-    println!(
-        "otel sdk: samples {}, correct {correct:?}, unknown {unknown}, wrong {}",
-        samples.len(),
-        wrong.len()
-    );
-    assert!(
-        wrong.is_empty(),
-        "{} wrong, e.g. {:?}",
-        wrong.len(),
-        &wrong[..wrong.len().min(8)]
-    );
-    for m in ["in_root", "in_child", "in_pool", "in_tenant_only"] {
-        let n = correct.get(m).copied().unwrap_or(0);
-        assert!(n >= MIN_PER_WORK, "{n} correct samples in {m}");
-    }
 }

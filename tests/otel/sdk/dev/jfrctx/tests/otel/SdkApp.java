@@ -8,6 +8,8 @@ import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.Scope;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.sdk.trace.ReadableSpan;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -19,11 +21,13 @@ import java.util.concurrent.Executors;
  * (route and method attributes), {@code in_root} inside it on this thread, a child span with
  * {@code in_child}, then {@code in_pool} on a pool thread with the root's Context made current
  * there by hand (what the OTel agent's executor instrumentation does). Prints
- * {@code span ROOT CHILD TRACE} per request, and {@code in_tenant_only} runs with the tenant and no
+ * {@code span TENANT ROOT CHILD TRACE PROFILE_ID} per request (the root's
+ * {@code pyroscope.profile.id}, {@code null} unless {@code -Dotel.jfrctx.span=root}), and {@code in_tenant_only} runs with the tenant and no
  * span. Every method burns CPU in {@code burn} (kept out of line by the test).
  */
 public final class SdkApp {
     static final RecordingContextKey TENANT = RecordingContextKey.forName("tenant");
+    static final AttributeKey<String> PROFILE_ID = AttributeKey.stringKey("pyroscope.profile.id");
 
     public static void main(String[] args) throws Exception {
         int requests = Integer.parseInt(args[0]);
@@ -60,7 +64,8 @@ public final class SdkApp {
                 in_tenant_only(i);
                 out.append("span ").append(tenant).append(' ').append(root.getSpanContext().getSpanId())
                         .append(' ').append(child.getSpanContext().getSpanId()).append(' ')
-                        .append(root.getSpanContext().getTraceId()).append('\n');
+                        .append(root.getSpanContext().getTraceId()).append(' ')
+                        .append(((ReadableSpan) root).getAttribute(PROFILE_ID)).append('\n');
             }
         }
         pool.shutdown();
