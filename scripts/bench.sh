@@ -257,11 +257,19 @@ if [ "$run_server" = 1 ]; then
             bench/server/pyroscope/dev/jfrctx/bench/server/*.java || die "javac failed on bench/server/pyroscope"
         pyro_args=(--pyroscope-jar "$pyro_jar" --pyroscope-classes "$sclasses-pyroscope")
     fi
+    otel_args=()
+    if [[ ",$server_configs," == *",otel"* ]]; then
+        # The OpenTelemetry Java agent (scripts/otel.sh, Maven Central, cached) and the bridge.
+        otel_dir="$(bash scripts/otel.sh)" || die "scripts/otel.sh failed"
+        otel_jar="$(find "$otel_dir" -maxdepth 1 -name 'opentelemetry-javaagent-*.jar' | head -n 1)"
+        [ -f target/jfrctx-otel.jar ] || die "no target/jfrctx-otel.jar (scripts/build.sh builds it)"
+        otel_args=(--otel-agent "$otel_jar" --otel-extension target/jfrctx-otel.jar)
+    fi
     say "server benchmark: $server_setups; $server_configs; $rounds round(s) of ${server_warmup}s warm-up + ${server_measure}s"
     if ! python3 bench/server/run.py --classes "$sclasses" --tomcat "$tomcat" --agent "$agent" \
         --jar "$sclasses-facade" --out "$out" --rounds "$rounds" --warmup "$server_warmup" \
         --measure "$server_measure" --setups "$server_setups" --configs "$server_configs" \
-        "${pyro_args[@]}" >"$out/server.log" 2>&1; then
+        "${pyro_args[@]}" "${otel_args[@]}" >"$out/server.log" 2>&1; then
         tail -n 20 "$out/server.log" >&2
         failures+=("server benchmark")
     fi

@@ -7,6 +7,12 @@
 #   target/jfrctx-sources.jar       its sources
 #   target/jfrctx-agent.jar         the Java agent (-javaagent:...): context across executors,
 #                                   ForkJoinPool, Timer and new threads (scripts/javaagent.sh)
+#   target/jfrctx-otel.jar          the OpenTelemetry bridge (dev.jfrctx.otel, java/otel/) with the
+#                                   facade inside: an OTel Java agent extension
+#                                   (-Dotel.javaagent.extensions=) and, on an application's class
+#                                   path, JfrctxOtel.install for the OTel SDK. Compiled against the
+#                                   OTel jars of scripts/otel.sh (Maven Central, cached); when they
+#                                   cannot be fetched one line says so and the rest is built
 #   ~/.m2/repository/dev/jfrctx/jfrctx/VERSION/   the facade as the Maven artifact
 #                                   dev.jfrctx:jfrctx:VERSION (VERSION from Cargo.toml), with its
 #                                   pom and sources jar, for Maven and Gradle (mavenLocal()) builds
@@ -96,6 +102,28 @@ if command -v mvn >/dev/null 2>&1; then
     bash scripts/javaagent.sh || die "scripts/javaagent.sh failed (the Java agent, target/jfrctx-agent.jar)"
 else
     echo "build.sh: mvn not found: the Java agent target/jfrctx-agent.jar is not built (it needs ByteBuddy from Maven Central; apt-get install maven)" >&2
+fi
+
+# ---- OpenTelemetry bridge jar ---------------------------------------------------------------
+build_otel() {
+    local otel cp
+    otel="$(bash scripts/otel.sh)" || return 1
+    cp="$(find "$otel" -maxdepth 1 -name '*.jar' ! -name 'opentelemetry-javaagent-*' | sort | paste -sd: -)"
+    rm -rf target/otel-classes
+    mkdir -p target/otel-classes
+    cp -R "$classes/." target/otel-classes/
+    "$javac" --release 17 -g -encoding UTF-8 -Xlint:-options -cp "$classes:$cp" -d target/otel-classes \
+        $(find java/otel/src -name '*.java' | sort) || { echo "build.sh: javac failed on java/otel/src" >&2; return 2; }
+    cp -R java/otel/resources/. target/otel-classes/
+    rm -f target/jfrctx-otel.jar.tmp
+    "$jar" --create --file target/jfrctx-otel.jar.tmp -C target/otel-classes . || return 2
+    mv -f target/jfrctx-otel.jar.tmp target/jfrctx-otel.jar
+}
+build_otel; rc=$?
+if [ "$rc" = 1 ]; then
+    echo "build.sh: the OpenTelemetry jars could not be fetched (scripts/otel.sh above): target/jfrctx-otel.jar is not built" >&2
+elif [ "$rc" != 0 ]; then
+    die "building target/jfrctx-otel.jar failed"
 fi
 
 # ---- the facade in the local Maven repository: dev.jfrctx:jfrctx:VERSION --------------------

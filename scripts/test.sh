@@ -10,6 +10,10 @@
 #      unit tests and the integration tests (real JVMs on JDK 17, 21, 25; tests/app_server.rs
 #      runs the servlet example in that Tomcat; tests/jfr_file.rs reads the jfr sink's files
 #      with JMC's parser)
+#   5. scripts/tomcat.sh (embedded Tomcat 10.1 from Maven Central, cached) and scripts/otel.sh
+#      (the OTel Java agent and SDK jars, cached), then cargo test: unit tests and the
+#      integration tests (real JVMs on JDK 17, 21, 25; tests/app_server.rs runs the servlet
+#      example in that Tomcat, tests/otel.rs a service in it under the OTel Java agent)
 #   6. valgrind memcheck over the unit tests of the Rust cores that touch raw memory or carry the
 #      join (context::, join::, batch::, clock::, sink::jsonl), one test at a time (valgrind
 #      serialises threads) and without the slowest concurrent ring test: ~80 s. Miri and the
@@ -81,6 +85,9 @@ bash scripts/tomcat.sh >/dev/null || fail "scripts/tomcat.sh"
 step "JMC's parser for tests/jfr_file.rs (scripts/jmc.sh)"
 # Maven Central, once (then the cache); fails with one line when offline.
 bash scripts/jmc.sh >/dev/null || fail "scripts/jmc.sh"
+step "OpenTelemetry Java agent and SDK jars for tests/otel.rs (scripts/otel.sh)"
+# Maven Central, once (then the cache; scripts/build.sh already asked for them); one line when offline.
+bash scripts/otel.sh >/dev/null || fail "scripts/otel.sh"
 
 step "cargo test"
 set +e

@@ -38,6 +38,10 @@ CONFIGS = {
     "jfrctx-endpoint": ("jfrctx", "endpoint", "jfrctx, a new context {endpoint} per request"),
     "jfrctx-request": ("jfrctx", "request", "jfrctx, a new context {endpoint, request} per request, events=cpu"),
     "jfrctx-request-all": ("jfrctx-all", "request", "jfrctx, {endpoint, request}, events=" + ALL_EVENTS),
+    "otel": ("otel", "off", "OpenTelemetry Java agent alone (spans made, exporter none)"),
+    "otel-jfrctx-off": ("otel-jfrctx-off", "off", "OTel agent + jfrctx (events=cpu), no bridge"),
+    "otel-jfrctx": ("otel-jfrctx", "off", "OTel agent + jfrctx + jfrctx-otel.jar: trace/span/endpoint per sample"),
+    "otel-jfrctx-root": ("otel-jfrctx-root", "off", "as otel-jfrctx with otel.jfrctx.span=root (one context per request)"),
     "pyroscope-off": ("pyroscope", "off", "Pyroscope agent (itimer 10ms), no labels"),
     "pyroscope-endpoint": ("pyroscope", "pyroscope-endpoint", "Pyroscope agent, ScopedContext {endpoint}"),
     "pyroscope-request": ("pyroscope", "pyroscope-request", "Pyroscope agent, ScopedContext {endpoint, request}"),
@@ -135,7 +139,7 @@ def count_samples(args, profiler, files, stats0, stats1):
         lo, hi = stats0["epoch_ns"], stats1["epoch_ns"]
         with open(files["samples"]) as f:
             return sum(1 for line in f if line.strip() and lo <= int(line) <= hi)
-    if profiler.startswith("jfrctx"):
+    if profiler.startswith("jfrctx") or profiler.startswith("otel-jfrctx"):
         lo, hi = stats0["nano"], stats1["nano"]
         n = 0
         with open(files["jsonl"]) as f:
@@ -169,6 +173,19 @@ def one_run(args, cfg, setup, rnd):
     elif profiler.startswith("jfrctx"):
         events = ALL_EVENTS if profiler == "jfrctx-all" else "cpu"
         jvm.append(f"-agentpath:{args.agent}=sink=jsonl:{files['jsonl']},period={PERIOD_MS}ms,events={events}")
+    elif profiler.startswith("otel"):
+        if not args.otel_agent:
+            raise SystemExit(f"run.py: configuration {cfg} needs --otel-agent (and --otel-extension)")
+        if profiler != "otel":
+            jvm.append(f"-agentpath:{args.agent}=sink=jsonl:{files['jsonl']},period={PERIOD_MS}ms,events=cpu")
+        jvm += [f"-javaagent:{args.otel_agent}", "-Dotel.service.name=bench", "-Dotel.traces.exporter=none",
+                "-Dotel.metrics.exporter=none", "-Dotel.logs.exporter=none"]
+        if profiler in ("otel-jfrctx", "otel-jfrctx-root"):
+            if not args.otel_extension:
+                raise SystemExit(f"run.py: configuration {cfg} needs --otel-extension")
+            jvm.append(f"-Dotel.javaagent.extensions={args.otel_extension}")
+            if profiler == "otel-jfrctx-root":
+                jvm.append("-Dotel.jfrctx.span=root")
     elif profiler == "pyroscope":
         if not args.pyroscope_jar:
             raise SystemExit(f"run.py: configuration {cfg} needs --pyroscope-jar")
@@ -347,13 +364,16 @@ def main():
     p.add_argument("--setups", default="17:platform")
     p.add_argument("--configs", default="none,jfr,jfrctx-off,jfrctx-snapshot,jfrctx-endpoint,jfrctx-request")
     p.add_argument("--pyroscope-jar", default="")
+    p.add_argument("--otel-agent", default="", help="opentelemetry-javaagent.jar (scripts/otel.sh)")
+    p.add_argument("--otel-extension", default="", help="target/jfrctx-otel.jar")
     p.add_argument("--pyroscope-server", default="")
     p.add_argument("--jvm-opt", action="append", default=[])
     p.add_argument("--keep", action="store_true", help="keep the sample files")
     p.add_argument("--diagnose", action="store_true",
                    help="add bench/server/diagnose.jfc as a file recording to every run (see evidence.py)")
     args = p.parse_args()
-    for k in ("out", "classes", "pyroscope_classes", "tomcat", "agent", "jar", "pyroscope_jar"):
+    for k in ("out", "classes", "pyroscope_classes", "tomcat", "agent", "jar", "pyroscope_jar", "otel_agent",
+              "otel_extension"):
         if getattr(args, k):
             setattr(args, k, os.path.abspath(getattr(args, k)))
     os.makedirs(args.out, exist_ok=True)
