@@ -450,23 +450,7 @@ fn run(jdk: u32, layout: Layout, virtual_threads: bool) {
     run_serving(jdk, layout, virtual_threads, Serving::Sync);
 }
 
-/// `target/jfrctx-agent.jar`, built once per test process by `scripts/javaagent.sh`.
-fn java_agent_jar() -> PathBuf {
-    static JAR: OnceLock<PathBuf> = OnceLock::new();
-    JAR.get_or_init(|| {
-        let out = Command::new("bash")
-            .arg(common::root().join("scripts/javaagent.sh"))
-            .output()
-            .expect("run scripts/javaagent.sh");
-        assert!(
-            out.status.success(),
-            "scripts/javaagent.sh failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-        common::root().join("target/jfrctx-agent.jar")
-    })
-    .clone()
-}
+use common::javaagent::java_agent_jar;
 
 fn run_serving(jdk: u32, layout: Layout, virtual_threads: bool, serving: Serving) {
     let _serial = common::serial();

@@ -29,9 +29,6 @@ mod common;
 use common::verdict::{self, Verdict};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 const SECONDS: &str = "8";
@@ -153,25 +150,7 @@ fn received_count(summary: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
-/// `target/jfrctx-agent.jar`, built once per test process by `scripts/javaagent.sh`.
-fn java_agent_jar() -> PathBuf {
-    static JAR: OnceLock<PathBuf> = OnceLock::new();
-    JAR.get_or_init(|| {
-        let out = Command::new("bash")
-            .arg(common::root().join("scripts/javaagent.sh"))
-            .output()
-            .expect("run scripts/javaagent.sh");
-        assert!(
-            out.status.success(),
-            "scripts/javaagent.sh failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-        let jar = common::root().join("target/jfrctx-agent.jar");
-        assert!(jar.is_file(), "no {}", jar.display());
-        jar
-    })
-    .clone()
-}
+use common::javaagent::java_agent_jar;
 
 /// How the workload hands its tasks over.
 #[derive(Clone, Copy, PartialEq, Debug)]

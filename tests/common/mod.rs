@@ -16,6 +16,7 @@
 //! - [`AgentSummary`] parses the agent's exit line `jfrctx: samples received=N ...`.
 #![allow(dead_code)]
 
+pub mod javaagent;
 pub mod otel_build;
 pub mod pprof_tool;
 pub mod verdict;
