@@ -397,15 +397,7 @@ impl Core {
                     Record::Sample(s) => self.pending.push_back(s),
                     Record::Calibration(b) => self.calibrator.add(b),
                     Record::Define { id, entries } => {
-                        if let Err(e) = a.repo.lock().define(id, entries) {
-                            self.definition_errors += 1;
-                            if self.definition_errors == 1 {
-                                crate::error!(
-                                    "bad context definition from the facade ({e}); samples in \
-                                     that context are reported unknown (context_released)"
-                                );
-                            }
-                        }
+                        define(a, &mut self.definition_errors, id, entries)
                     }
                     Record::Release(id) => {
                         a.repo.lock().release(id, now);
@@ -529,6 +521,27 @@ fn contextual(
         weight: s.weight,
         frames: s.frames,
         truncated: s.truncated,
+    }
+}
+
+/// A map the facade numbered itself. Bad input or a panic costs that one context (its
+/// samples are unknown, `context_released`), logged once; the round goes on.
+fn define(a: &Agent, errors: &mut u64, id: u64, entries: Vec<(String, String)>) {
+    let defined = catch_unwind(AssertUnwindSafe(|| {
+        test_panic(PANIC_DEFINE);
+        a.repo.lock().define(id, entries)
+    }));
+    let problem = match defined {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => format!("bad context definition from the facade ({e})"),
+        Err(_) => format!("internal error defining a context ({})", take_panic()),
+    };
+    *errors += 1;
+    if *errors == 1 {
+        crate::error!(
+            "{problem}; samples in that context are reported unknown (context_released), the \
+             application carries on (further ones are not logged)"
+        );
     }
 }
 
@@ -716,19 +729,22 @@ pub fn take_panic() -> String {
 
 // ---- test hook -----------------------------------------------------------------------------------
 //
-// `JFRCTX_TEST_PANIC=intern|deliver|worker` (several: comma-separated), read once by `load`, is a
-// hook for the fault tests (tests/faults.rs) and nothing else: the named path panics once —
-// `intern` in `Natives.intern`, `deliver` in `Natives.deliver`, `worker` in a worker round — so
+// `JFRCTX_TEST_PANIC=intern|deliver|worker|define` (several: comma-separated), read once by `load`,
+// is a hook for the fault tests (tests/faults.rs) and nothing else: the named path panics once —
+// `intern` in `Natives.intern`, `deliver` in `Natives.deliver`, `worker` in a worker round,
+// `define` where the worker records a map the facade numbered itself — so
 // that the tests can check the JVM survives a panic there. Unset, it costs one relaxed load on
 // those paths.
 
 const PANIC_INTERN: u8 = 1;
 const PANIC_DELIVER: u8 = 2;
 const PANIC_WORKER: u8 = 4;
-const PANIC_POINTS: [(&str, u8); 3] = [
+const PANIC_DEFINE: u8 = 8;
+const PANIC_POINTS: [(&str, u8); 4] = [
     ("intern", PANIC_INTERN),
     ("deliver", PANIC_DELIVER),
     ("worker", PANIC_WORKER),
+    ("define", PANIC_DEFINE),
 ];
 
 /// The panic points still armed.
@@ -739,7 +755,7 @@ fn parse_test_panic(value: &str) -> Result<u8, String> {
     for item in value.split(',').map(str::trim).filter(|i| !i.is_empty()) {
         let Some((_, bit)) = PANIC_POINTS.iter().find(|(n, _)| *n == item) else {
             return Err(format!(
-                "JFRCTX_TEST_PANIC: unknown point '{item}' (known: intern, deliver, worker)"
+                "JFRCTX_TEST_PANIC: unknown point '{item}' (known: intern, deliver, worker, define)"
             ));
         };
         bits |= bit;
@@ -756,6 +772,7 @@ fn test_panic(point: u8) {
         match point {
             PANIC_INTERN => panic!("JFRCTX_TEST_PANIC=intern"),
             PANIC_DELIVER => panic!("JFRCTX_TEST_PANIC=deliver"),
+            PANIC_DEFINE => panic!("JFRCTX_TEST_PANIC=define"),
             _ => panic!("JFRCTX_TEST_PANIC=worker"),
         }
     }
