@@ -32,19 +32,8 @@ cd "$root"
 die() { echo "build.sh: $*" >&2; exit 1; }
 
 # ---- JDK tools for the facade ---------------------------------------------------------------
-jdk_bin=""
-for home in "${JFRCTX_JDK17:-}" "${JAVA_HOME:-}"; do
-    if [ -n "$home" ] && [ -x "$home/bin/javac" ] && [ -x "$home/bin/jar" ]; then
-        jdk_bin="$home/bin/"
-        break
-    fi
-done
-if [ -z "$jdk_bin" ]; then
-    command -v javac >/dev/null 2>&1 && command -v jar >/dev/null 2>&1 \
-        || die "no javac/jar found (set JFRCTX_JDK17 or JAVA_HOME, or run scripts/jdks.sh)"
-fi
-javac="${jdk_bin}javac"
-jar="${jdk_bin}jar"
+# shellcheck source=scripts/lib/jdk-tools.sh
+source scripts/lib/jdk-tools.sh
 
 # ---- Rust: agent cdylib + report tool ------------------------------------------------------
 command -v cargo >/dev/null 2>&1 || die "cargo not found on PATH"

@@ -11,8 +11,9 @@
 #                             path at start-up
 #
 # Compiled with JDK 17's javac ($JFRCTX_JDK17, else $JAVA_HOME, else javac on PATH), --release 17.
-# scripts/build.sh runs it; tests/autoprop.rs runs it when the jar is missing or older than its
-# sources. On failure one line `javaagent.sh: ...` on stderr and a non-zero status.
+# scripts/build.sh runs it; so do tests/propagation.rs and tests/app_server.rs (through
+# tests/common/javaagent.rs). On failure one line `javaagent.sh: ...` on stderr and a non-zero
+# status.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,19 +21,8 @@ cd "$root"
 
 die() { echo "javaagent.sh: $*" >&2; exit 1; }
 
-jdk_bin=""
-for home in "${JFRCTX_JDK17:-}" "${JAVA_HOME:-}"; do
-    if [ -n "$home" ] && [ -x "$home/bin/javac" ] && [ -x "$home/bin/jar" ]; then
-        jdk_bin="$home/bin/"
-        break
-    fi
-done
-if [ -z "$jdk_bin" ]; then
-    command -v javac >/dev/null 2>&1 && command -v jar >/dev/null 2>&1 \
-        || die "no javac/jar found (set JFRCTX_JDK17 or JAVA_HOME, or run scripts/jdks.sh)"
-fi
-javac="${jdk_bin}javac"
-jar="${jdk_bin}jar"
+# shellcheck source=scripts/lib/jdk-tools.sh
+source scripts/lib/jdk-tools.sh
 
 bytebuddy="$(bash scripts/bytebuddy.sh)" || die "ByteBuddy is not available (scripts/bytebuddy.sh)"
 

@@ -29,8 +29,11 @@ public final class AgentLink {
      */
     private static final MethodHandle DEFINE;
     private static final MethodHandle UNDEFINE;
-    /** The first id {@code Definitions.define} hands out. */
-    static final long FIRST_DEFINED_ID = 1L << 62;
+    /**
+     * {@code Definitions.FIRST_ID}, the first id {@code Definitions.define} hands out, read from
+     * the bridge; {@code Long.MAX_VALUE} (no id is a defined one) without it.
+     */
+    static final long FIRST_DEFINED_ID;
 
     private static final MethodHandle INTERN;
     private static final MethodHandle REGISTER;
@@ -117,6 +120,7 @@ public final class AgentLink {
         RING_RETIRE = retire;
         MethodHandle define = null;
         MethodHandle undefine = null;
+        long firstDefined = Long.MAX_VALUE;
         if (live) {
             try {
                 Class<?> definitions = Class.forName(DEFINITIONS, true, null);
@@ -125,12 +129,16 @@ public final class AgentLink {
                         MethodType.methodType(long.class, String[].class));
                 undefine = lookup.findStatic(definitions, "release",
                         MethodType.methodType(void.class, long.class));
+                firstDefined = (long) lookup.findStaticGetter(definitions, "FIRST_ID", long.class)
+                        .invokeExact();
             } catch (Throwable absent) {
                 define = undefine = null; // an older agent: intern through JNI
+                firstDefined = Long.MAX_VALUE;
             }
         }
         DEFINE = define;
         UNDEFINE = undefine;
+        FIRST_DEFINED_ID = firstDefined;
         MethodHandle grow = null;
         if (live) {
             try {

@@ -45,9 +45,6 @@ public final class ThreadLog {
     private static final int ENTRIES_WORD = ENTRIES / 8;
     private static final int GROW_WORD = GROW / 8;
 
-    /** The header word counting hand-backs of the ring ({@link #retire}). */
-    static final int RETIRED = 56;
-    private static final int RETIRED_WORD = RETIRED / 8;
 
     /**
      * The ring as native-order longs: the path {@link #transition} writes through without a ring
@@ -283,19 +280,12 @@ public final class ThreadLog {
     boolean retire() {
         Reclamation.ReleaseRing r = release;
         long a = address;
-        if (r == null) {
-            return false;
+        if (r == null || AgentLink.RING_RETIRE == null || a == 0) {
+            return false; // without the agent's ring writer the Cleaner hands it back
         }
-        if (AgentLink.RING_RETIRE != null && a != 0) {
-            try {
-                AgentLink.RING_RETIRE.invokeExact(a);
-            } catch (Throwable t) { // cannot happen: it only reads and writes memory
-                return false;
-            }
-        } else if (AgentLink.RING_RETIRE != null) {
-            VarHandle.releaseFence(); // after the last transition's stores
-            words.put(RETIRED_WORD, words.get(RETIRED_WORD) + 1);
-        } else {
+        try {
+            AgentLink.RING_RETIRE.invokeExact(a);
+        } catch (Throwable t) { // cannot happen: it only reads and writes memory
             return false;
         }
         release = null;
