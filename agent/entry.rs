@@ -2,9 +2,9 @@
 //! callbacks, `dev.jfrctx.agent.Natives`) symbol of the agent lives here. Each one fences panics
 //! and turns failures into a logged line or a Java exception; the work happens in `agent`.
 
-use crate::agent;
-use crate::jvmti::{sys as jvmti_sys, Jvmti};
-use crate::stream::NativeFns;
+use crate::jvm::jvmti::{sys as jvmti_sys, Jvmti};
+use crate::jvm::stream::NativeFns;
+use crate::runtime::agent;
 use jni::errors::{Error as JniError, ThrowRuntimeExAndDefault};
 use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
 use jni::strings::JNIString;

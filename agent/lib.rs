@@ -1,23 +1,29 @@
 //! jfrctx: a JVMTI agent that joins `RecordingContext` transitions onto JFR samples.
 //!
-//! See ARCHITECTURE.md for the module map, threads and contracts. FFI lives only in `entry`,
-//! `jvmti` and `stream`; everything else is a pure core with unit tests.
+//! The folders are the layers (ARCHITECTURE.md has the same table with each folder's files).
+//! A layer imports only the layers to its right; `tests::layers` checks it on every build.
+//!
+//! | module     | job                                                             | may import                 |
+//! |------------|-----------------------------------------------------------------|----------------------------|
+//! | `entry`    | every exported symbol (`Agent_OnLoad`, JVMTI callbacks, natives)| `runtime`, `jvm`, `log`    |
+//! | `runtime/` | the one agent: global state, worker thread, lifecycle, summary  | `options`, `jvm`, `sink`, `core`, `log`, `time` |
+//! | `jvm/`     | JVMTI, JNI and the JFR stream bridge; holds no agent state      | `core`, `log`              |
+//! | `options/` | the option string and `config=` file → `Config`                 | `sink`, `core`, `log`      |
+//! | `sink/`    | one file per output format over one shared base                 | `core`, `log`, `time`      |
+//! | `core/`    | pure: model, units, clock calibration, batch, context store, join, filter, events, values | `log` |
+//! | `log`      | leveled `jfrctx:` lines on stderr                               | —                          |
+//! | `time`     | the one monotonic clock (`CLOCK_MONOTONIC`, `System.nanoTime()`)| —                          |
+//!
+//! FFI (`jni`, `libc`) appears only in `entry`, `jvm/`, `runtime/` and `time`.
 
-pub mod agent;
-pub mod batch;
-pub mod carrier;
-pub mod clock;
-pub mod config;
-pub mod context;
+pub mod core;
 pub mod entry;
-pub mod events;
-pub mod filter;
-pub mod join;
-pub mod jvmti;
+pub mod jvm;
 pub mod log;
-pub mod model;
-pub mod pace;
+pub mod options;
+pub mod runtime;
 pub mod sink;
-pub mod stream;
-pub mod summary;
-pub mod value;
+pub mod time;
+
+#[cfg(test)]
+mod layers;

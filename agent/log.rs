@@ -53,3 +53,12 @@ macro_rules! warn { ($($t:tt)*) => { $crate::log::write($crate::log::Level::Warn
 macro_rules! info { ($($t:tt)*) => { $crate::log::write($crate::log::Level::Info, format_args!($($t)*)) } }
 #[macro_export]
 macro_rules! debug { ($($t:tt)*) => { $crate::log::write($crate::log::Level::Debug, format_args!($($t)*)) } }
+
+/// An I/O error's message without the trailing ` (os error N)`.
+pub fn io_message(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.rfind(" (os error ") {
+        Some(i) if s.ends_with(')') => s[..i].to_string(),
+        _ => s,
+    }
+}

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
-use jfrctx::model::{ContextMap, ContextualSample, Frame, ThreadInfo, UnknownReason};
+use jfrctx::core::model::{ContextMap, ContextualSample, Frame, ThreadInfo, UnknownReason};
 use jfrctx::sink::jfr::chunk::Clock;
 use jfrctx::sink::jfr::JfrSink;
 use jfrctx::sink::{Sink, SinkOptions};

@@ -22,12 +22,12 @@ use std::sync::Arc;
 use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
-use jfrctx::batch::{Decoder, Encoder, Record};
-use jfrctx::clock::{Bracket, Calibrator, MIN_BRACKETS};
-use jfrctx::context::repo::Repository;
-use jfrctx::context::ring::{Producer, Ring};
-use jfrctx::join::{Decision, Joiner, DEFAULT_SAFETY_NS};
-use jfrctx::model::{
+use jfrctx::core::batch::{Decoder, Encoder, Record};
+use jfrctx::core::clock::{Bracket, Calibrator, MIN_BRACKETS};
+use jfrctx::core::context::repo::Repository;
+use jfrctx::core::context::ring::{Producer, Ring};
+use jfrctx::core::join::{Decision, Joiner, DEFAULT_SAFETY_NS};
+use jfrctx::core::model::{
     ContextId, ContextualSample, Frame, RawSample, ThreadInfo, UnknownReason, EMPTY_CONTEXT,
 };
 use jfrctx::sink::{Sink, SinkSet};

@@ -557,7 +557,7 @@ fn jdk25_shows_contextual_spans_on_park_events() {
 /// a distinct context each, so that the 1 MiB bound is crossed quickly.
 #[test]
 fn a_file_bounded_by_jfr_max_size_reads_whole() {
-    use jfrctx::model::{ContextMap, ContextualSample, Frame, ThreadInfo};
+    use jfrctx::core::model::{ContextMap, ContextualSample, Frame, ThreadInfo};
     use jfrctx::sink::jfr::chunk::Clock;
     use jfrctx::sink::jfr::JfrSink;
     use jfrctx::sink::{Sink, SinkOptions};

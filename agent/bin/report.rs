@@ -184,7 +184,7 @@ fn main() -> ExitCode {
             eprintln!(
                 "jfrctx-report: {}: {}",
                 args.file,
-                jfrctx::config::io_message(&e)
+                jfrctx::log::io_message(&e)
             );
             return ExitCode::from(2);
         }

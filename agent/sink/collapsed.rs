@@ -4,7 +4,7 @@
 //! `flamegraph.pl`, inferno, speedscope.
 //!
 //! - One number per line means one unit per file: one output per value kind the enabled events
-//!   can produce ([`crate::value::ValuePlan`]), as async-profiler writes one output per event
+//!   can produce ([`crate::core::value::ValuePlan`]), as async-profiler writes one output per event
 //!   type. `VALUE` sums the samples' values in the kind's unit: `cpu`/`native` nanoseconds (the
 //!   sampling period per sample), `alloc` bytes, `wait` nanoseconds, `samples` (a count). With
 //!   a single kind (e.g. the default `events=cpu`) the output is `PATH` itself; with several,
@@ -15,21 +15,22 @@
 //! - `collapsed_keys=K1+K2` adds one root frame per key, in that order: `K1=value`, or `K1=-`
 //!   when the context has no such key (after the cardinality policies).
 //! - A sample whose context is unknown gets the single root frame `[unknown: REASON]` instead.
-//! - A sample of an event other than the CPU samplers ([`super::CPU_EVENTS`]) gets the frame
+//! - A sample of an event other than the CPU samplers ([`crate::core::events::table::EVENTS`], `cpu`) gets the frame
 //!   `[EVENT]` (e.g. `[jdk.ThreadPark]`) between the root frames and its stack, so that lock,
 //!   wait and park split in the `wait` output.
 //! - A sample without frames and without root frames is `[no frames]`.
 //! - In frame text, `;` becomes `_` and line breaks become spaces, so that every line parses.
 
+use crate::time::monotonic_ns;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::{is_cpu_event, now_ns, numbered, tagged, Labeler, Rotation, Sink, SinkOptions};
-use crate::config::Output;
-use crate::model::{ContextualSample, UnknownReason};
-use crate::value::{ValueKind, ValuePlan};
+use super::{is_cpu_event, numbered, tagged, Labeler, Rotation, Sink, SinkOptions};
+use crate::core::model::{ContextualSample, UnknownReason};
+use crate::core::value::{ValueKind, ValuePlan};
+use crate::sink::spec::Output;
 
 pub struct CollapsedSink {
     name: String,
@@ -60,7 +61,7 @@ impl CollapsedSink {
     /// Creates the first output file now (empty until written), so that an unwritable path
     /// fails at agent load. `-` (stdout) is written at exit and cannot rotate.
     pub fn open(target: &Output, options: &SinkOptions) -> io::Result<CollapsedSink> {
-        let sink = CollapsedSink::new(target, options, now_ns());
+        let sink = CollapsedSink::new(target, options, monotonic_ns());
         let kinds = options.values.kinds();
         match target {
             Output::File(path) => {
@@ -238,7 +239,7 @@ impl Sink for CollapsedSink {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.flush_at(now_ns())
+        self.flush_at(monotonic_ns())
     }
 
     fn finish(&mut self) -> io::Result<()> {
@@ -252,5 +253,4 @@ impl Sink for CollapsedSink {
 }
 
 #[cfg(test)]
-#[path = "collapsed_tests.rs"]
 mod tests;

@@ -22,8 +22,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use super::Sink;
-use crate::config::Output;
-use crate::model::ContextualSample;
+use crate::core::model::ContextualSample;
+use crate::sink::spec::Output;
 
 /// Writes JSON lines to any writer (a file, stdout, or a buffer in tests).
 pub struct JsonlSink<W: Write + Send> {
@@ -216,7 +216,7 @@ fn string(w: &mut impl Write, s: &str) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ContextMap, Frame, ThreadInfo, UnknownReason};
+    use crate::core::model::{ContextMap, Frame, ThreadInfo, UnknownReason};
     use serde_json::{json, Value};
     use std::sync::Arc;
 

@@ -24,7 +24,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 
 use super::{Sink, SinkStats};
-use crate::model::ContextualSample;
+use crate::core::model::ContextualSample;
 
 pub const TAG_STRING: u8 = 1;
 pub const TAG_SAMPLE: u8 = 2;
@@ -322,7 +322,7 @@ impl Encoder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ContextMap, Frame, ThreadInfo, UnknownReason};
+    use crate::core::model::{ContextMap, Frame, ThreadInfo, UnknownReason};
     use std::sync::Arc;
 
     fn sample(tid: u64, context: Result<Arc<ContextMap>, UnknownReason>) -> ContextualSample {

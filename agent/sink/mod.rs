@@ -7,11 +7,11 @@
 use std::collections::HashSet;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::sync::Arc;
 
-use crate::config::{io_message, Output, SinkFormat, SinkSpec};
-use crate::model::{ContextMap, ContextualSample};
+use crate::core::model::{ContextMap, ContextualSample};
+use crate::log::io_message;
+pub use spec::{Output, SinkFormat, SinkSpec};
 
 pub mod collapsed;
 pub mod jfr;
@@ -22,6 +22,7 @@ pub mod pprof;
 #[allow(clippy::all, clippy::pedantic)]
 pub mod proto;
 pub mod push;
+pub mod spec;
 pub mod svg;
 
 /// A destination for contextualised samples. Called from the worker thread only.
@@ -213,14 +214,10 @@ fn fail(e: &mut Entry, what: &str, err: &io::Error) {
 
 // ---- options of the aggregated sinks ----------------------------------------------------------
 
-/// The CPU samplers. Every other event (see `events=`) is marked with its name: pprof labels it
-/// `event`, collapsed and svg give it a frame `[EVENT]` below its stack (its value goes to its own
-/// kind, see [`crate::value`]).
-pub const CPU_EVENTS: [&str; 2] = ["jdk.ExecutionSample", "jdk.CPUTimeSample"];
-
-pub fn is_cpu_event(event: &str) -> bool {
-    CPU_EVENTS.contains(&event)
-}
+/// The CPU samplers (the event table's `cpu` column). Every other event (see `events=`) is
+/// marked with its name: pprof labels it `event`, collapsed and svg give it a frame `[EVENT]`
+/// below its stack (its value goes to its own kind, see [`crate::core::value`]).
+pub use crate::core::events::table::is_cpu_event;
 
 /// Largest N of the `cap:N` policy.
 pub const CAP_MAX: u32 = 1_000_000;
@@ -241,7 +238,7 @@ pub struct SinkOptions {
     pub svg_key: String,
     /// The value kinds of the enabled events and their sampling periods (from `events=`,
     /// `period=`, `throttle=`): pprof's sample types, one collapsed/svg output per kind.
-    pub values: crate::value::ValuePlan,
+    pub values: crate::core::value::ValuePlan,
     /// `jfr_max_size=SIZE`: the jfr sink drops its oldest chunks to stay under this many bytes.
     pub jfr_max_size: Option<u64>,
 }
@@ -254,7 +251,7 @@ impl Default for SinkOptions {
             cardinality: Vec::new(),
             collapsed_keys: Vec::new(),
             svg_key: "endpoint".into(),
-            values: crate::value::ValuePlan::default(),
+            values: crate::core::value::ValuePlan::default(),
             jfr_max_size: None,
         }
     }
@@ -415,12 +412,6 @@ impl Labeler {
 
 // ---- rotation ---------------------------------------------------------------------------------
 
-/// Nanoseconds on a monotonic clock (origin: first call in the process).
-pub fn now_ns() -> i64 {
-    static ORIGIN: OnceLock<Instant> = OnceLock::new();
-    ORIGIN.get_or_init(Instant::now).elapsed().as_nanos() as i64
-}
-
 /// When an aggregated sink writes an output. Without an interval: once, at exit, to its path.
 /// With one: output `n` (1, 2, ...) when the `n`-th interval of wall time since the sink was
 /// opened is over (checked at every `flush`, i.e. every worker round), and a last one at exit
@@ -497,5 +488,4 @@ pub fn numbered(path: &Path, n: Option<u32>) -> PathBuf {
 }
 
 #[cfg(test)]
-#[path = "mod_tests.rs"]
 mod tests;

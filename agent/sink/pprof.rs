@@ -3,7 +3,7 @@
 //! [`super::Rotation`] and [`super::numbered`]) plus a last one at exit.
 //!
 //! - Sample types: `samples/count` (1 per sample), then one per value kind the enabled events can
-//!   produce ([`crate::value`]), in this order: `cpu/nanoseconds`, `native/nanoseconds`,
+//!   produce ([`crate::core::value`]), in this order: `cpu/nanoseconds`, `native/nanoseconds`,
 //!   `alloc_space/bytes`, `wait/nanoseconds`. Each sample adds 1 to `samples` and its value to
 //!   its own kind's type (the sampling period of its event, its weight, its duration), 0 to the
 //!   others. The types are decided from the enabled events when the sink is opened, not from the
@@ -16,13 +16,14 @@
 //!   taken at, else the configured one); absent without a sampling event.
 //! - Labels (strings): one per context key after the cardinality policies (`key` → value), the
 //!   thread name as `thread`, and `jfrctx_unknown` = reason when the context is unknown.
-//! - Events other than the CPU samplers ([`super::CPU_EVENTS`]) get the label `event` = their
+//! - Events other than the CPU samplers ([`crate::core::events::table::EVENTS`], `cpu`) get the label `event` = their
 //!   name, so that a type with several events splits (`-tagfocus=event=jdk.ThreadPark`).
 //! - One Function per method name (`pkg.Class.method`), one Location per (function, line)
 //!   (line 0 when unknown); `location_id` leaf first. One Mapping (`jvm`, marked as having
 //!   functions and line numbers, so that pprof neither symbolizes nor looks for a binary).
 //! - Samples with identical stacks and labels are one Sample with summed values.
 
+use crate::time::monotonic_ns;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -35,9 +36,9 @@ use flate2::Compression;
 use prost::Message;
 
 use super::proto::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
-use super::{is_cpu_event, now_ns, numbered, Labeler, Rotation, Sink, SinkOptions};
-use crate::model::{ContextualSample, Frame, UnknownReason};
-use crate::value::{ValueKind, ValuePlan};
+use super::{is_cpu_event, numbered, Labeler, Rotation, Sink, SinkOptions};
+use crate::core::model::{ContextualSample, Frame, UnknownReason};
+use crate::core::value::{ValueKind, ValuePlan};
 
 /// Label carrying the thread name.
 pub const THREAD_LABEL: &str = "thread";
@@ -96,7 +97,7 @@ impl PprofSink {
     /// Creates the first output file now (empty until written), so that an unwritable path
     /// fails at agent load.
     pub fn open(path: &Path, options: &SinkOptions) -> io::Result<PprofSink> {
-        let sink = PprofSink::new(path, options, now_ns());
+        let sink = PprofSink::new(path, options, monotonic_ns());
         File::create(numbered(path, sink.rotation.peek()))?;
         Ok(sink)
     }
@@ -261,12 +262,12 @@ impl Sink for PprofSink {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.flush_at(now_ns())
+        self.flush_at(monotonic_ns())
     }
 
     fn finish(&mut self) -> io::Result<()> {
         self.finished = true;
-        self.write(now_ns())
+        self.write(monotonic_ns())
     }
 
     fn replaced(&self) -> Vec<(String, u64)> {
@@ -358,5 +359,4 @@ impl Builder {
 }
 
 #[cfg(test)]
-#[path = "pprof_tests.rs"]
 mod tests;

@@ -2,7 +2,7 @@
 //! directory: `DIR` itself at exit, or with `interval` the subdirectories `DIR/0001`,
 //! `DIR/0002`, ... (one per interval, see [`super::Rotation`]) plus a last one at exit. As in the
 //! collapsed sink, each value kind the enabled events can produce has its own graphs
-//! ([`crate::value::ValuePlan`]): with a single kind (the default `events=cpu`) they are in the
+//! ([`crate::core::value::ValuePlan`]): with a single kind (the default `events=cpu`) they are in the
 //! output directory itself, with several in one subdirectory per kind named after it
 //! (`DIR/cpu`, `DIR/alloc`, `DIR/wait`, `DIR/samples`; with `interval`, `DIR/0001/alloc`, ...).
 //! Each such directory holds:
@@ -26,6 +26,7 @@
 //! are left alone: `index.txt` lists the current ones. Without a cap, every distinct value
 //! gives a file: bound high-cardinality keys with `cardinality=KEY:cap:N`.
 
+use crate::time::monotonic_ns;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
@@ -36,9 +37,9 @@ use inferno::flamegraph::color::{MultiPalette, Palette};
 use inferno::flamegraph::{self, Options};
 
 use super::collapsed::{push_root, push_stack, push_unknown};
-use super::{now_ns, Labeler, Rotation, Sink, SinkOptions};
-use crate::model::{ContextualSample, UnknownReason};
-use crate::value::{ValueKind, ValuePlan};
+use super::{Labeler, Rotation, Sink, SinkOptions};
+use crate::core::model::{ContextualSample, UnknownReason};
+use crate::core::value::{ValueKind, ValuePlan};
 
 /// Longest file name stem, in characters.
 const MAX_STEM: usize = 120;
@@ -84,7 +85,7 @@ impl SvgSink {
     /// Creates `DIR` (and with `interval` its first subdirectory) now, so that an unusable
     /// directory fails at agent load.
     pub fn open(dir: &Path, options: &SinkOptions) -> io::Result<SvgSink> {
-        let sink = SvgSink::new(dir, options, now_ns());
+        let sink = SvgSink::new(dir, options, monotonic_ns());
         let first = output_dir(dir, sink.rotation.peek());
         for kind in options.values.kinds() {
             let first = kind_dir(&first, *kind, &options.values);
@@ -320,7 +321,7 @@ impl Sink for SvgSink {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.flush_at(now_ns())
+        self.flush_at(monotonic_ns())
     }
 
     fn finish(&mut self) -> io::Result<()> {
@@ -334,5 +335,4 @@ impl Sink for SvgSink {
 }
 
 #[cfg(test)]
-#[path = "svg_tests.rs"]
 mod tests;

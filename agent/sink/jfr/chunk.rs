@@ -23,7 +23,7 @@ use super::metadata::{
     builtin_types, context_type, metadata_event, Type, CHECKPOINT_EVENT, FIRST_EVENT_TYPE,
 };
 use super::pools::{FxMap, Pools};
-use crate::model::ContextualSample;
+use crate::core::model::ContextualSample;
 
 pub const HEADER_SIZE: usize = 68;
 pub const MAGIC: &[u8; 4] = b"FLR\0";
@@ -289,8 +289,8 @@ pub fn chunk_size(bytes: &[u8]) -> Option<u64> {
 mod tests {
     use super::super::encoding::get_u64;
     use super::*;
-    use crate::model::test_samples::sample;
-    use crate::model::UnknownReason;
+    use crate::core::model::test_samples::sample;
+    use crate::core::model::UnknownReason;
 
     fn be(b: &[u8], at: usize) -> i64 {
         i64::from_be_bytes(b[at..at + 8].try_into().unwrap())
@@ -366,7 +366,7 @@ mod tests {
         park.duration_ns = 50;
         c.add(&mut types, &park);
         let mut none = park.clone();
-        none.context = Ok(Arc::new(crate::model::ContextMap::default()));
+        none.context = Ok(Arc::new(crate::core::model::ContextMap::default()));
         c.add(&mut types, &none);
         let cpu = sample(Ok(&[("k", "v")]), "t", &[("a.B.c", 7)]);
         c.add(&mut types, &cpu);

@@ -13,6 +13,8 @@ use super::metadata::{
     Annotation, Field, Type, CATEGORY, CONTEXT, CONTEXTUAL, DATA_AMOUNT, DESCRIPTION, LABEL, LONG,
     STACK_TRACE, STRING, THREAD, TIMESPAN, TIMESTAMP,
 };
+use crate::core::events::table::{self, JfrWeight};
+use crate::core::kind::ValueKind;
 
 /// Name of the context-interval event type (see [`context_span_type`]).
 pub const CONTEXT_SPAN: &str = "jfrctx.ContextSpan";
@@ -71,57 +73,27 @@ pub struct Shape {
     pub category: &'static [&'static str],
 }
 
-const PROFILING: &[&str] = &["Java Virtual Machine", "Profiling"];
-const JAVA_APP: &[&str] = &["Java Application"];
-const STATISTICS: &[&str] = &["Java Application", "Statistics"];
-
-/// The shape of `event`: the JDK's for the types the presets enable, a generic one otherwise.
+/// The shape of `event`: the event table's for the types it knows, a generic one otherwise.
 pub fn shape(event: &str) -> Shape {
-    let s = |duration, thread_field, value, label, category| Shape {
-        duration,
-        thread_field,
-        value,
-        label,
-        category,
-    };
-    let io = |label| s(true, "eventThread", Value::None, label, JAVA_APP);
-    match event {
-        "jdk.ExecutionSample" => s(
-            false,
-            "sampledThread",
-            Value::None,
-            "Method Profiling Sample",
-            PROFILING,
-        ),
-        "jdk.NativeMethodSample" => s(
-            false,
-            "sampledThread",
-            Value::None,
-            "Method Profiling Sample Native",
-            PROFILING,
-        ),
-        "jdk.CPUTimeSample" => s(
-            false,
-            "eventThread",
-            Value::Period,
-            "CPU Time Sample",
-            PROFILING,
-        ),
-        "jdk.ObjectAllocationSample" => s(
-            false,
-            "eventThread",
-            Value::Bytes,
-            "Object Allocation Sample",
-            JAVA_APP,
-        ),
-        "jdk.JavaMonitorEnter" => io("Java Monitor Blocked"),
-        "jdk.JavaMonitorWait" => io("Java Monitor Wait"),
-        "jdk.ThreadPark" => io("Java Thread Park"),
-        "jdk.SocketRead" => io("Socket Read"),
-        "jdk.SocketWrite" => io("Socket Write"),
-        "jdk.FileRead" => io("File Read"),
-        "jdk.FileWrite" => io("File Write"),
-        _ => s(true, "eventThread", Value::None, "", STATISTICS),
+    match table::lookup(event) {
+        Some(e) => Shape {
+            duration: e.kind == ValueKind::WaitNanos,
+            thread_field: e.thread_field,
+            value: match e.weight {
+                JfrWeight::None => Value::None,
+                JfrWeight::Bytes => Value::Bytes,
+                JfrWeight::Period => Value::Period,
+            },
+            label: e.label,
+            category: e.category,
+        },
+        None => Shape {
+            duration: true,
+            thread_field: "eventThread",
+            value: Value::None,
+            label: "",
+            category: table::STATISTICS,
+        },
     }
 }
 

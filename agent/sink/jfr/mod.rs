@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::{Rotation, Sink, SinkOptions};
-use crate::model::ContextualSample;
+use crate::core::model::ContextualSample;
 use chunk::{Chunk, Clock, Types};
 
 /// A chunk ends when its events and pools reach about this many bytes.
@@ -68,7 +68,7 @@ pub fn parse_max_size(value: &str) -> Result<u64, String> {
 
 /// The monotonic clock of the samples (`System.nanoTime()`'s).
 fn mono_now() -> i64 {
-    crate::agent::monotonic_ns()
+    crate::time::monotonic_ns()
 }
 
 fn wall_now() -> i64 {
@@ -126,7 +126,7 @@ impl JfrSink {
             chunk: Chunk::new(now(), 0),
             clock,
             now,
-            rotation: Rotation::new(o.interval_ns, super::now_ns()),
+            rotation: Rotation::new(o.interval_ns, crate::time::monotonic_ns()),
             chunks: VecDeque::new(),
             file_len: 0,
             max_size: o.jfr_max_size,
@@ -212,7 +212,7 @@ impl Sink for JfrSink {
 
     fn flush(&mut self) -> io::Result<()> {
         let mut due = false;
-        while self.rotation.due(super::now_ns()) {
+        while self.rotation.due(crate::time::monotonic_ns()) {
             due = true;
         }
         if due && self.chunk.samples() > 0 {
@@ -238,5 +238,4 @@ impl Sink for JfrSink {
 }
 
 #[cfg(test)]
-#[path = "mod_tests.rs"]
 mod tests;

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use super::encoding::{put_bool, put_i32, put_i64, put_string, put_u64};
 use super::metadata::{CLASS, CONTEXT, FRAME_TYPE, METHOD, PACKAGE, STACK_TRACE, STRING, THREAD};
-use crate::model::{ContextMap, Frame, ThreadInfo};
+use crate::core::model::{ContextMap, Frame, ThreadInfo};
 
 /// The descriptor written for every method (see the module comment).
 pub const UNKNOWN_DESCRIPTOR: &str = "()";

@@ -108,7 +108,7 @@ fn roots(path: &std::path::Path) -> Result<RootCerts, String> {
         format!(
             "push_ca: cannot read {}: {}",
             path.display(),
-            crate::config::io_message(&e)
+            crate::log::io_message(&e)
         )
     })?;
     let mut certs = Vec::new();
@@ -226,7 +226,7 @@ impl Client {
 /// A `ureq` error as a short phrase (no credentials: ureq's errors hold none).
 fn describe(e: &ureq::Error) -> String {
     match e {
-        ureq::Error::Io(io) => crate::config::io_message(io),
+        ureq::Error::Io(io) => crate::log::io_message(io),
         other => other.to_string(),
     }
 }

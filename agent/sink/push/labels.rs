@@ -321,5 +321,4 @@ impl StringTable {
 }
 
 #[cfg(test)]
-#[path = "labels_tests.rs"]
 mod tests;

@@ -15,11 +15,13 @@
 //! queued; what is left then is dropped (counted) and the thread, whose requests time out by the
 //! same deadline, is not waited for.
 
+pub mod figures;
 pub mod http;
 pub mod labels;
 pub mod policy;
 pub mod spec;
 
+use crate::time::monotonic_ns;
 use std::io::{self, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -31,9 +33,9 @@ use parking_lot::{Condvar, Mutex};
 use prost::Message;
 
 use super::pprof::PprofSink;
-use super::{now_ns, Labeler, Policy, Rotation, Sink, SinkOptions};
-use crate::model::{ContextMap, ContextualSample};
-use crate::summary::PushFigures;
+use super::{Labeler, Policy, Rotation, Sink, SinkOptions};
+use crate::core::model::{ContextMap, ContextualSample};
+pub use figures::PushFigures;
 use labels::{LabelPlan, Notice, Reason};
 use policy::{Attempts, Bounded, Outcome};
 use spec::{PushSpec, Url};
@@ -155,7 +157,7 @@ impl PushSink {
         let authorization = spec.auth.as_ref().map(|a| a.header(env)).transpose()?;
         let client =
             http::Client::new(&url, spec.tenant.clone(), authorization, spec.ca.as_deref())?;
-        let now = now_ns();
+        let now = monotonic_ns();
         let interval = options.interval_ns.unwrap_or(spec::DEFAULT_INTERVAL_NS);
         let pprof_options = SinkOptions {
             interval_ns: None,
@@ -350,12 +352,12 @@ impl Sink for PushSink {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.flush_at(now_ns())
+        self.flush_at(monotonic_ns())
     }
 
     fn finish(&mut self) -> io::Result<()> {
         self.finished = true;
-        let cut = self.cut(now_ns());
+        let cut = self.cut(monotonic_ns());
         let deadline = Instant::now() + EXIT_BOUND;
         let mut st = self.shared.state.lock();
         st.closed = true;
@@ -472,19 +474,15 @@ struct Net<'a> {
     job: &'a Job,
 }
 
-fn origin() -> Instant {
-    static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    *ORIGIN.get_or_init(Instant::now)
-}
-
 impl Attempts for Net<'_> {
     fn now(&mut self) -> Duration {
-        Instant::now().saturating_duration_since(origin())
+        Duration::from_nanos(monotonic_ns().max(0) as u64)
     }
 
+    /// The exit deadline (an `Instant`, for the condition variable) on the scale of `now`.
     fn deadline(&mut self) -> Option<Duration> {
         let d = self.shared.state.lock().deadline?;
-        Some(d.saturating_duration_since(origin()))
+        Some(self.now() + d.saturating_duration_since(Instant::now()))
     }
 
     fn send(&mut self, timeout: Duration) -> Result<(), http::SendError> {
@@ -529,5 +527,4 @@ impl Attempts for Net<'_> {
 }
 
 #[cfg(test)]
-#[path = "tests.rs"]
 mod tests;

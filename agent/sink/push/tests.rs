@@ -1,7 +1,8 @@
 use super::*;
-use crate::config::parse_with;
-use crate::model::test_samples::sample;
+use crate::core::model::test_samples::sample;
+use crate::options::parse_with;
 use crate::sink::proto::Profile;
+use crate::time::monotonic_ns;
 use flate2::read::GzDecoder;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -223,8 +224,8 @@ fn pushes_intervals_with_labels_and_cardinality() {
     }
     sink.record(&b).unwrap();
     // The first interval ends; an empty one is not sent.
-    sink.flush_at(now_ns() + 1_000_000_000).unwrap();
-    sink.flush_at(now_ns() + 2_000_000_000).unwrap();
+    sink.flush_at(monotonic_ns() + 1_000_000_000).unwrap();
+    sink.flush_at(monotonic_ns() + 2_000_000_000).unwrap();
     sink.record(&b).unwrap();
     sink.finish().unwrap();
     let got = server.join().unwrap();
@@ -293,7 +294,7 @@ fn a_dead_endpoint_bounds_finish_and_the_queue() {
     let url = Url::parse(&format!("http://{}", listener.local_addr().unwrap())).unwrap();
     let (mut sink, handle) = new_sink(url);
     let s = sample(Ok(&[]), "w", &[("M.m", 1)]);
-    let start = now_ns();
+    let start = monotonic_ns();
     for i in 1..=12 {
         sink.record(&s).unwrap();
         sink.flush_at(start + i * 1_000_000_000).unwrap();
@@ -425,7 +426,7 @@ fn a_key_over_the_budget_leaves_the_pushed_labels_and_is_counted() {
     };
     let (mut sink, handle) =
         PushSink::new(url, "app".into(), &spec, &options(&[]), &|_| None).unwrap();
-    let start = now_ns();
+    let start = monotonic_ns();
     for interval in 0..2 {
         for r in 0..3 {
             let id = format!("r{interval}-{r}");
