@@ -4,7 +4,7 @@
 
 use crate::jvm::jvmti::{sys as jvmti_sys, Jvmti};
 use crate::jvm::stream::NativeFns;
-use crate::runtime::agent;
+use crate::runtime::{agent, faults, natives};
 use jni::errors::{Error as JniError, ThrowRuntimeExAndDefault};
 use jni::objects::{JByteArray, JByteBuffer, JClass, JLongArray, JObject, JObjectArray, JString};
 use jni::strings::JNIString;
@@ -20,7 +20,7 @@ fn fenced<T>(what: &str, fallback: T, f: impl FnOnce() -> T) -> T {
         Err(_) => {
             crate::error!(
                 "internal error in {what} ({}); the agent keeps the JVM running",
-                agent::take_panic()
+                faults::take_panic()
             );
             fallback
         }
@@ -52,7 +52,7 @@ unsafe fn with_callback_env(
         Outcome::Err(e) => crate::error!("{what}: {e}"),
         Outcome::Panic(_) => crate::error!(
             "internal error in {what} ({}); the agent keeps the JVM running",
-            agent::take_panic()
+            faults::take_panic()
         ),
     }
 }
@@ -224,7 +224,7 @@ unsafe extern "C" fn thread_end(
     jni_env: *mut JNIEnv,
     thread: jvmti_sys::jthread,
 ) {
-    if thread.is_null() || !agent::wants_thread_end() {
+    if thread.is_null() || !natives::wants_thread_end() {
         return;
     }
     // SAFETY: JVMTI passes the ending thread's live JNIEnv and a live local reference to it.
@@ -236,7 +236,7 @@ unsafe extern "C" fn thread_end(
                 .call_method(&t, jni_str!("getId"), jni_sig!("()J"), &[])
                 .and_then(|v| v.j())
                 .map_err(|e| e.to_string())?;
-            agent::thread_ended(id);
+            natives::thread_ended(id);
             Ok(())
         })
     }
@@ -287,7 +287,7 @@ extern "system" fn native_intern<'l>(
                 throw_illegal_argument(env, "jfrctx: odd key/value array")?;
                 return Ok(0);
             }
-            match agent::intern(entries, &ids) {
+            match natives::intern(entries, &ids) {
                 Ok(id) => Ok(id as jlong),
                 Err(msg) => {
                     throw_illegal_argument(env, &format!("jfrctx: {msg}"))?;
@@ -307,7 +307,7 @@ extern "system" fn native_register<'l>(
 ) -> JObject<'l> {
     unowned
         .with_env(|env| -> Result<JObject<'l>, JniError> {
-            match agent::register(thread_id, capacity) {
+            match natives::register(thread_id, capacity) {
                 // SAFETY: the ring memory stays allocated until the agent has seen the ring's
                 // release (after its owner is gone) and the retention time has passed, so it
                 // outlives every write through this buffer.
@@ -327,7 +327,7 @@ extern "system" fn native_grow<'l>(
 ) -> JObject<'l> {
     unowned
         .with_env(|env| -> Result<JObject<'l>, JniError> {
-            match agent::grow(handle, capacity) {
+            match natives::grow(handle, capacity) {
                 // SAFETY: as for `register`: the new ring stays allocated until its release (or
                 // its thread's end) and the retention time have passed.
                 Some((ptr, len)) => Ok(unsafe { env.new_direct_byte_buffer(ptr, len) }?.into()),
@@ -345,7 +345,7 @@ extern "system" fn native_release<'l>(
 ) {
     unowned
         .with_env(|_env| -> Result<(), JniError> {
-            agent::release(handle);
+            natives::release(handle);
             Ok(())
         })
         .resolve::<ThrowRuntimeExAndDefault>()
@@ -369,7 +369,7 @@ extern "system" fn native_deliver<'l>(
             // SAFETY: ptr/cap describe the direct buffer's live memory; len ≤ cap; the bridge
             // does not touch the buffer until this call returns.
             let bytes = unsafe { std::slice::from_raw_parts(ptr, len) }.to_vec();
-            agent::deliver(bytes);
+            natives::deliver(bytes);
             Ok(())
         })
         .resolve::<ThrowRuntimeExAndDefault>()
@@ -389,7 +389,7 @@ extern "system" fn native_set_filter<'l>(
             } else {
                 Some(spec.try_to_string(env)?)
             };
-            if let Err(msg) = agent::set_filter(spec.as_deref()) {
+            if let Err(msg) = natives::set_filter(spec.as_deref()) {
                 throw_illegal_argument(env, &format!("jfrctx: bad filter: {msg}"))?;
             }
             Ok(())
@@ -406,7 +406,7 @@ extern "system" fn native_set_listening<'l>(
 ) {
     unowned
         .with_env(|_env| -> Result<(), JniError> {
-            agent::set_listening(on, listener_thread);
+            natives::set_listening(on, listener_thread);
             Ok(())
         })
         .resolve::<ThrowRuntimeExAndDefault>()
@@ -423,7 +423,7 @@ extern "system" fn native_poll_samples<'l>(
     unowned
         .with_env(|env| -> Result<JByteArray<'l>, JniError> {
             let timeout = std::time::Duration::from_millis(timeout_ms.clamp(0, 1000) as u64);
-            match agent::poll_samples(timeout) {
+            match natives::poll_samples(timeout) {
                 Some(bytes) => env.byte_array_from_slice(&bytes),
                 None => Ok(JByteArray::null()),
             }

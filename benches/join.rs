@@ -15,6 +15,7 @@
 //! work without the per-thread cursor (a binary search over the whole history per sample), the
 //! same-run baseline.
 
+use std::collections::VecDeque;
 use std::hint::black_box;
 use std::io;
 use std::sync::Arc;
@@ -28,8 +29,9 @@ use jfrctx::core::context::repo::Repository;
 use jfrctx::core::context::ring::{Producer, Ring};
 use jfrctx::core::join::{Decision, Joiner, DEFAULT_SAFETY_NS};
 use jfrctx::core::model::{
-    ContextId, ContextualSample, Frame, RawSample, ThreadInfo, UnknownReason, EMPTY_CONTEXT,
+    ContextId, ContextualSample, Frame, RawSample, ThreadInfo, EMPTY_CONTEXT,
 };
+use jfrctx::runtime::pipeline::join_pending;
 use jfrctx::sink::{Sink, SinkSet};
 
 /// Simulated start of the history (ns on the `System.nanoTime()` scale).
@@ -388,35 +390,34 @@ fn bench_pipeline(c: &mut Criterion<ThreadCpuTime>) {
         let mut sinks = SinkSet::new();
         sinks.push(Box::new(NoopSink { frames: 0 }));
         let mut records = Vec::with_capacity(BATCH_SAMPLES);
+        let mut pending = VecDeque::with_capacity(BATCH_SAMPLES);
+        // The worker's own pipeline (`runtime::pipeline::join_pending`): decide, build the
+        // contextual sample, hand it to the sinks. A sample left pending was deferred.
         let mut check = |decoder: &mut Decoder, sinks: &mut SinkSet| -> (usize, usize) {
             records.clear();
             decoder.decode(&batch, &mut records).expect("decode");
+            pending.extend(records.drain(..).filter_map(|r| match r {
+                Record::Sample(s) => Some(s),
+                _ => None,
+            }));
             let (mut with_context, mut other) = (0, 0);
-            for r in records.drain(..) {
-                let Record::Sample(s) = r else { continue };
-                let t = calibration.to_nanos(s.start_ticks);
-                let context = match w.joiner.decide(s.thread.id, t) {
-                    Decision::Context(id) => w.repo.get(id).ok_or(UnknownReason::ContextReleased),
-                    Decision::Unknown(reason) => Err(reason),
-                    Decision::Defer => Err(UnknownReason::InFlight),
-                };
-                if context.is_ok() {
-                    with_context += 1;
-                } else {
-                    other += 1;
-                }
-                let out = ContextualSample {
-                    event: s.event,
-                    time_ns: t,
-                    duration_ns: calibration.duration_to_nanos(s.duration_ticks),
-                    thread: s.thread,
-                    context,
-                    weight: s.weight,
-                    frames: s.frames,
-                    truncated: s.truncated,
-                };
-                sinks.record_all(&out);
-            }
+            join_pending(
+                &mut pending,
+                Some(calibration),
+                &w.joiner,
+                &w.repo,
+                false,
+                |out| {
+                    if out.context.is_ok() {
+                        with_context += 1;
+                    } else {
+                        other += 1;
+                    }
+                    sinks.record_all(&out);
+                },
+            );
+            other += pending.len();
+            pending.clear();
             (with_context, other)
         };
         let (with_context, other) = check(&mut decoder, &mut sinks);

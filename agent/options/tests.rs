@@ -125,7 +125,10 @@ fn durations_take_every_unit() {
 fn durations_use_the_one_unit_table() {
     // `throttle=1/h` was always accepted; a duration takes the same units (JFR's).
     assert_eq!(ok("retention=1h").retention_ns, 3_600_000_000_000);
-    assert_eq!(ok("interval=1d").sink_options.interval_ns, Some(86_400_000_000_000));
+    assert_eq!(
+        ok("interval=1d").sink_options.interval_ns,
+        Some(86_400_000_000_000)
+    );
 }
 
 #[test]
