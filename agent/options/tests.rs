@@ -593,3 +593,24 @@ fn jfr_sink_and_max_size() {
         "option 'jfr_max_size' given twice"
     );
 }
+
+#[test]
+fn the_table_defaults_are_the_defaults() {
+    let defaults = ok("");
+    for opt in table::OPTIONS.iter() {
+        let Some(text) = opt.default else { continue };
+        let mut c = ok(&format!("{}={text}", opt.key));
+        // Giving a retention, even the default one, keeps it in live mode.
+        c.retention_set = false;
+        assert_eq!(c, defaults, "{}={text} is not the default", opt.key);
+    }
+}
+
+#[test]
+fn every_key_is_in_the_table_once() {
+    let keys: Vec<&str> = table::OPTIONS.iter().map(|o| o.key).collect();
+    for (i, k) in keys.iter().enumerate() {
+        assert!(!keys[..i].contains(k), "{k} twice");
+    }
+    assert!(err("nope=1").contains(&table::known_keys()));
+}
