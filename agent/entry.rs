@@ -82,7 +82,7 @@ pub unsafe extern "C" fn Agent_OnLoad(
         || {
             // SAFETY: vm is the JavaVM passed to Agent_OnLoad.
             let jvmti = unsafe { Jvmti::from_vm(vm) }?;
-            agent::load(&opts, &jvmti)?;
+            agent::load(&opts, &jvmti).map_err(|e| e.to_string())?;
             jvmti.install(vm_init, vm_death, thread_end)?;
             // SAFETY: vm is the JavaVM passed to Agent_OnLoad.
             if let Err(e) = unsafe { record_non_safepoint_debug_info(vm) } {
@@ -209,7 +209,11 @@ unsafe extern "C" fn vm_init(
         poll_samples: native_poll_samples as *mut c_void,
     };
     // SAFETY: JVMTI passes the VMInit thread's live JNIEnv.
-    unsafe { with_callback_env("VMInit", jni_env, |env| agent::on_vm_init(env, &fns)) }
+    unsafe {
+        with_callback_env("VMInit", jni_env, |env| {
+            agent::on_vm_init(env, &fns).map_err(|e| e.to_string())
+        })
+    }
 }
 
 unsafe extern "C" fn vm_death(_jvmti: *mut jvmti_sys::jvmtiEnv, jni_env: *mut JNIEnv) {

@@ -16,13 +16,19 @@
 //!
 //! FFI (`jni`, `libc`) appears only in `entry`, `jvm/`, `runtime/` and `time`.
 
+// Unsafe code only where FFI or the shared ring memory needs it; everywhere else it is an error.
+#![deny(unsafe_code)]
+
 pub mod core;
+#[allow(unsafe_code)]
 pub mod entry;
+#[allow(unsafe_code)]
 pub mod jvm;
 pub mod log;
 pub mod options;
 pub mod runtime;
 pub mod sink;
+#[allow(unsafe_code)]
 pub mod time;
 
 #[cfg(test)]

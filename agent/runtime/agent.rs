@@ -9,6 +9,7 @@ use crate::core::context::repo::Repository;
 use crate::jvm::jvmti::Jvmti;
 use crate::jvm::stream::{self, NativeFns};
 use crate::options;
+use crate::runtime::error::AgentError;
 use crate::runtime::faults::{install_panic_hook, parse_test_panic, take_panic, TEST_PANIC};
 use crate::runtime::state::{Shared, LOADED, RUNNING, STOPPED};
 use crate::runtime::worker::Core;
@@ -56,12 +57,13 @@ pub(super) fn agent() -> Option<&'static Agent> {
 }
 
 /// Parses options, checks the JVM version, opens the sinks. Errors are one line, no prefix.
-pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), String> {
+pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), AgentError> {
     install_panic_hook();
-    let config = options::parse(options).map_err(|e| e.to_string())?;
+    let config = options::parse(options)?;
     crate::log::set_level(config.log_level);
     if let Some(v) = std::env::var_os("JFRCTX_TEST_PANIC") {
-        TEST_PANIC.store(parse_test_panic(&v.to_string_lossy())?, Ordering::Relaxed);
+        let points = parse_test_panic(&v.to_string_lossy()).map_err(AgentError::TestHook)?;
+        TEST_PANIC.store(points, Ordering::Relaxed);
     }
     // During OnLoad only the VM's own properties exist: `java.specification.version` is set
     // later by the class library, `java.vm.specification.version` ("11", "17", ...) is there.
@@ -75,12 +77,11 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), String> {
             .and_then(|m| m.parse().ok())
             .unwrap_or(0);
         if major < 17 {
-            return Err(format!(
-                "this JVM is Java {v}; jfrctx needs Java 17 or newer"
-            ));
+            return Err(AgentError::OldJava(v));
         }
     }
-    let mut sinks = SinkSet::open_all(&config.sinks, std::process::id())?;
+    let mut sinks =
+        SinkSet::open_all(&config.sinks, std::process::id()).map_err(AgentError::Sink)?;
     let push = match config.push.url.clone() {
         None => None,
         Some(url) => {
@@ -95,7 +96,8 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), String> {
                 &config.push,
                 &config.sink_options,
                 &env,
-            )?;
+            )
+            .map_err(AgentError::Sink)?;
             sinks.push(Box::new(sink));
             Some(handle)
         }
@@ -120,20 +122,18 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), String> {
         worker: Mutex::new(None),
         stream_started: AtomicBool::new(false),
     };
-    AGENT
-        .set(agent)
-        .map_err(|_| "the agent is loaded twice".to_string())
+    AGENT.set(agent).map_err(|_| AgentError::LoadedTwice)
 }
 
 /// VMInit: start the worker, then the JFR stream.
-pub fn on_vm_init(env: &mut Env<'_>, fns: &NativeFns) -> Result<(), String> {
+pub fn on_vm_init(env: &mut Env<'_>, fns: &NativeFns) -> Result<(), AgentError> {
     let Some(a) = agent() else { return Ok(()) };
     a.state.store(RUNNING, Ordering::Release);
     let interval = Duration::from_nanos(a.config.drain_interval_ns as u64);
     let handle = std::thread::Builder::new()
         .name("jfrctx-worker".into())
         .spawn(move || worker_loop(interval))
-        .map_err(|e| format!("cannot start the worker thread: {e}"))?;
+        .map_err(AgentError::Worker)?;
     *a.worker.lock() = Some(handle);
     let events = crate::core::events::bridge_config(
         &a.config.events,
@@ -145,9 +145,7 @@ pub fn on_vm_init(env: &mut Env<'_>, fns: &NativeFns) -> Result<(), String> {
         a.core.lock().stream_problem = Some(msg.clone());
         // Nothing to profile: the facade stays a no-op (no rings) and VMDeath stops nothing.
         a.state.store(STOPPED, Ordering::Release);
-        return Err(format!(
-            "cannot start the JFR stream ({msg}); the application runs without profiling"
-        ));
+        return Err(AgentError::Stream(msg));
     }
     a.stream_started.store(true, Ordering::Release);
     for w in stream::warnings(env) {

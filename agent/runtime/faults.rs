@@ -66,7 +66,7 @@ pub(super) fn parse_test_panic(value: &str) -> Result<u8, String> {
     for item in value.split(',').map(str::trim).filter(|i| !i.is_empty()) {
         let Some((_, bit)) = PANIC_POINTS.iter().find(|(n, _)| *n == item) else {
             return Err(format!(
-                "JFRCTX_TEST_PANIC: unknown point '{item}' (known: intern, deliver, worker, define)"
+                "unknown point '{item}' (known: intern, deliver, worker, define)"
             ));
         };
         bits |= bit;

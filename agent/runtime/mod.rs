@@ -5,6 +5,7 @@
 //! `core`, `log`, `time`.
 
 pub mod agent;
+pub mod error;
 pub mod faults;
 pub mod natives;
 pub mod pace;

@@ -5,4 +5,6 @@
 pub mod history;
 pub mod registry;
 pub mod repo;
+/// The one core module with unsafe code: the ring is memory shared with Java writers.
+#[allow(unsafe_code)]
 pub mod ring;
