@@ -477,7 +477,7 @@ fn sink_option_errors() {
     );
 }
 
-// ---- events=, throttle=, latency= (agent/events.rs) ----------------------------------------
+// ---- events=, throttle=, latency= (agent/core/events/) ----------------------------------------
 
 #[test]
 fn events_option_takes_presets_and_raw_entries() {
