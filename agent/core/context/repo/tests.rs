@@ -1,0 +1,187 @@
+use super::*;
+
+fn kv(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn repo() -> Repository {
+    Repository::new(1_000)
+}
+
+#[test]
+fn interns_identical_maps_to_one_id() {
+    let mut r = repo();
+    let a = r
+        .intern(kv(&[("endpoint", "/orders"), ("request", "1")]))
+        .unwrap();
+    let b = r
+        .intern(kv(&[("endpoint", "/orders"), ("request", "2")]))
+        .unwrap();
+    let a2 = r
+        .intern(kv(&[("endpoint", "/orders"), ("request", "1")]))
+        .unwrap();
+    assert!(a >= 1 && b >= 1);
+    assert_ne!(a, b);
+    assert_eq!(a, a2);
+    assert_eq!(r.refs(a), 2);
+    assert_eq!(r.len(), 2);
+    assert_eq!(r.interned_total(), 2);
+    let map = r.get(a).unwrap();
+    assert_eq!(map.get("endpoint"), Some("/orders"));
+    assert_eq!(map.get("request"), Some("1"));
+}
+
+#[test]
+fn keys_are_shared_between_maps() {
+    let mut r = repo();
+    let a = r.intern(kv(&[("k", "1")])).unwrap();
+    let b = r.intern(kv(&[("k", "2")])).unwrap();
+    let (ma, mb) = (r.get(a).unwrap(), r.get(b).unwrap());
+    assert!(Arc::ptr_eq(&ma.entries[0].0, &mb.entries[0].0));
+}
+
+#[test]
+fn empty_context_and_unknown_ids() {
+    let r = repo();
+    assert_eq!(r.get(EMPTY_CONTEXT).map(|m| m.is_empty()), Some(true));
+    assert!(r.get(12345).is_none());
+    assert!(r.get(u64::MAX).is_none());
+}
+
+#[test]
+fn empty_map_is_a_regular_id() {
+    let mut r = repo();
+    let id = r.intern(Vec::new()).unwrap();
+    assert!(id >= 1);
+    assert!(r.get(id).unwrap().is_empty());
+}
+
+#[test]
+fn rejects_bad_input() {
+    let mut r = repo();
+    assert!(r.intern(kv(&[("b", "1"), ("a", "2")])).is_err());
+    assert!(r.intern(kv(&[("a", "1"), ("a", "2")])).is_err());
+    assert!(r.intern(kv(&[("", "1")])).is_err());
+    assert!(r
+        .intern(vec![("k".repeat(MAX_KEY_BYTES + 1), String::new())])
+        .is_err());
+    assert!(r
+        .intern(vec![("k".into(), "v".repeat(MAX_VALUE_BYTES + 1))])
+        .is_err());
+    let many: Vec<_> = (0..=MAX_ENTRIES)
+        .map(|i| (format!("k{i:05}"), String::new()))
+        .collect();
+    assert!(r.intern(many).is_err());
+    assert_eq!(r.len(), 0);
+    assert_eq!(r.interned_total(), 0);
+}
+
+#[test]
+fn release_schedules_and_collect_frees() {
+    let mut r = repo();
+    let a = r.intern(kv(&[("k", "v")])).unwrap();
+    r.intern(kv(&[("k", "v")])).unwrap();
+    assert!(r.release(a, 100));
+    assert_eq!(r.collect(10_000), 0, "still referenced");
+    assert!(r.release(a, 200));
+    assert_eq!(r.collect(1_199), 0, "retention not over");
+    assert!(r.get(a).is_some());
+    assert_eq!(r.collect(1_200), 1);
+    assert!(r.get(a).is_none());
+    assert_eq!(r.len(), 0);
+    // A new intern of the same map gets a new id.
+    let a2 = r.intern(kv(&[("k", "v")])).unwrap();
+    assert_ne!(a, a2);
+    assert_eq!(r.interned_total(), 2);
+}
+
+#[test]
+fn interning_again_before_removal_revives() {
+    let mut r = repo();
+    let a = r.intern(kv(&[("k", "v")])).unwrap();
+    r.release(a, 0);
+    assert_eq!(r.intern(kv(&[("k", "v")])).unwrap(), a);
+    assert_eq!(r.collect(5_000), 0);
+    assert!(r.get(a).is_some());
+    // Released again later: the new schedule applies, not the stale one.
+    r.release(a, 3_000);
+    assert_eq!(r.collect(3_999), 0);
+    assert_eq!(r.collect(4_000), 1);
+}
+
+#[test]
+fn over_release_and_bad_ids_are_ignored() {
+    let mut r = repo();
+    assert!(!r.release(EMPTY_CONTEXT, 0));
+    assert!(!r.release(99, 0));
+    let a = r.intern(kv(&[("k", "v")])).unwrap();
+    assert!(r.release(a, 0));
+    assert!(!r.release(a, 0));
+    assert_eq!(r.refs(a), 0);
+    assert_eq!(r.collect(i64::MAX), 1);
+}
+
+#[test]
+fn extreme_times_do_not_overflow() {
+    let mut r = Repository::new(i64::MAX);
+    let a = r.intern(kv(&[("k", "v")])).unwrap();
+    r.release(a, i64::MAX - 1);
+    assert_eq!(r.collect(i64::MAX - 1), 0);
+    assert_eq!(r.collect(i64::MAX), 1);
+    assert_eq!(Repository::new(-5).retention_ns(), 0);
+}
+
+#[test]
+fn bounded_number_of_ids() {
+    let mut r = repo();
+    r.set_max_ids(2);
+    let a = r.intern(kv(&[("k", "1")])).unwrap();
+    r.intern(kv(&[("k", "2")])).unwrap();
+    assert!(r.intern(kv(&[("k", "3")])).is_err());
+    // An existing map can still be referenced.
+    assert_eq!(r.intern(kv(&[("k", "1")])).unwrap(), a);
+    r.release(a, 0);
+    r.release(a, 0);
+    r.collect(i64::MAX);
+    assert!(r.intern(kv(&[("k", "3")])).is_ok());
+}
+
+#[test]
+fn defined_ids_resolve_release_and_share_memory_with_equal_maps() {
+    let mut r = repo();
+    let interned = r.intern(kv(&[("k", "v")])).unwrap();
+    let a = FIRST_DEFINED_ID;
+    let b = FIRST_DEFINED_ID + 1;
+    r.define(a, kv(&[("k", "v")])).unwrap();
+    r.define(b, kv(&[("k", "w")])).unwrap();
+    assert!(Arc::ptr_eq(&r.get(a).unwrap(), &r.get(interned).unwrap()));
+    assert_eq!(r.get(b).unwrap().entries[0].1.as_ref(), "w");
+    assert_eq!(r.interned_total(), 3);
+    // Freeing the defined twin leaves the interned id findable by content.
+    assert!(r.release(a, 0));
+    assert_eq!(r.collect(i64::MAX), 1);
+    assert_eq!(r.get(a), None);
+    assert_eq!(r.intern(kv(&[("k", "v")])).unwrap(), interned);
+}
+
+#[test]
+fn bad_definitions_are_refused_with_a_reason() {
+    let mut r = repo();
+    assert!(r
+        .define(5, kv(&[("k", "v")]))
+        .unwrap_err()
+        .contains("outside"));
+    r.define(FIRST_DEFINED_ID, kv(&[("k", "v")])).unwrap();
+    let twice = r.define(FIRST_DEFINED_ID, kv(&[("k", "v")])).unwrap_err();
+    assert!(twice.contains("twice"), "{twice}");
+    let unsorted = r.define(FIRST_DEFINED_ID + 1, kv(&[("b", "1"), ("a", "2")]));
+    assert!(unsorted.unwrap_err().contains("sorted"));
+    r.set_max_ids(1);
+    assert!(r
+        .define(FIRST_DEFINED_ID + 2, kv(&[]))
+        .unwrap_err()
+        .contains("too many"));
+}
