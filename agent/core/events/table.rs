@@ -222,14 +222,7 @@ mod tests {
         for (i, e) in EVENTS.iter().enumerate() {
             assert!(EVENTS[..i].iter().all(|x| x.name != e.name), "{}", e.name);
         }
-        for p in [
-            Preset::Cpu,
-            Preset::Native,
-            Preset::Alloc,
-            Preset::Lock,
-            Preset::Park,
-            Preset::Io,
-        ] {
+        for p in Preset::ALL {
             assert!(of_preset(p).next().is_some(), "{p:?}");
         }
     }
