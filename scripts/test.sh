@@ -7,13 +7,13 @@
 #   4. cargo clippy --all-targets -- -D warnings
 #   5. scripts/tomcat.sh (embedded Tomcat 10.1 from Maven Central, cached) and scripts/jmc.sh
 #      (JDK Mission Control's parser, org.openjdk.jmc:flightrecorder, cached), then cargo test:
-#      unit tests and the integration tests (real JVMs on JDK 17, 21, 25; tests/app_server.rs
-#      runs the servlet example in that Tomcat; tests/jfr_file.rs reads the jfr sink's files
+#      unit tests and the integration tests (real JVMs on JDK 17, 21, 25; tests/it/app_server.rs
+#      runs the servlet example in that Tomcat; tests/it/jfr_file.rs reads the jfr sink's files
 #      with JMC's parser)
 #   5. scripts/tomcat.sh (embedded Tomcat 10.1 from Maven Central, cached) and scripts/otel.sh
 #      (the OTel Java agent and SDK jars, cached), then cargo test: unit tests and the
-#      integration tests (real JVMs on JDK 17, 21, 25; tests/app_server.rs runs the servlet
-#      example in that Tomcat, tests/otel.rs a service in it under the OTel Java agent)
+#      integration tests (real JVMs on JDK 17, 21, 25; tests/it/app_server.rs runs the servlet
+#      example in that Tomcat, tests/it/otel.rs a service in it under the OTel Java agent)
 #   6. valgrind memcheck over the unit tests of the Rust cores that touch raw memory or carry the
 #      join (context::, join::, batch::, clock::, sink::jsonl), one test at a time (valgrind
 #      serialises threads) and without the slowest concurrent ring test: ~80 s. Miri and the
@@ -78,14 +78,14 @@ count_cargo() {
     failed=$((failed + f))
 }
 
-step "Tomcat for tests/app_server.rs (scripts/tomcat.sh)"
+step "Tomcat for tests/it/app_server.rs (scripts/tomcat.sh)"
 # Maven Central, once (then the cache); fails with one line when offline.
 bash scripts/tomcat.sh >/dev/null || fail "scripts/tomcat.sh"
 
-step "JMC's parser for tests/jfr_file.rs (scripts/jmc.sh)"
+step "JMC's parser for tests/it/jfr_file.rs (scripts/jmc.sh)"
 # Maven Central, once (then the cache); fails with one line when offline.
 bash scripts/jmc.sh >/dev/null || fail "scripts/jmc.sh"
-step "OpenTelemetry Java agent and SDK jars for tests/otel.rs (scripts/otel.sh)"
+step "OpenTelemetry Java agent and SDK jars for tests/it/otel.rs (scripts/otel.sh)"
 # Maven Central, once (then the cache; scripts/build.sh already asked for them); one line when offline.
 bash scripts/otel.sh >/dev/null || fail "scripts/otel.sh"
 

@@ -1,4 +1,4 @@
-//! The Java agent jar for the tests that run it (`tests/propagation.rs`, `tests/app_server.rs`).
+//! The Java agent jar for the tests that run it (`tests/it/propagation.rs`, `tests/it/app_server.rs`).
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -21,9 +21,9 @@
 //!    - samples without a thread are at most [`MAX_NO_THREAD_PERCENT`] % of the samples;
 //!    - at least [`MIN_CORRECT`] samples in `nt_work` are correct.
 //!
-//! `cargo test --test no_thread -- --nocapture` prints the figures.
+//! `cargo test --test it no_thread:: -- --nocapture` prints the figures.
 
-mod common;
+use crate::common;
 
 use common::verdict::{classify, innermost, Verdict};
 use serde_json::Value;

@@ -5,7 +5,7 @@
 //! application's output is complete, the fault is logged on exactly one `jfrctx:` line, the exit
 //! summary is printed and adds up, and no sample carries a wrong context.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::path::Path;

@@ -20,9 +20,9 @@
 //! HotSpot can credit a sample to the wrong one of several methods C2 inlined into one body,
 //! which would read as a wrong context (README, Limits).
 //!
-//! `cargo test --test carriers -- --nocapture` prints the figures.
+//! `cargo test --test it carriers:: -- --nocapture` prints the figures.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -22,9 +22,9 @@
 //! runs under the Java agent (`propagation_wrap_under_java_agent_jdk21`: both together stay
 //! exact, the wrapped tasks reach the pools unchanged).
 //!
-//! `cargo test --test propagation -- --nocapture` prints the figures per JDK and path.
+//! `cargo test --test it propagation:: -- --nocapture` prints the figures per JDK and path.
 
-mod common;
+use crate::common;
 
 use common::verdict::{self, Verdict};
 use serde_json::Value;
@@ -179,7 +179,7 @@ fn propagation_in(jdk: u32, mode: Mode) {
     let options = format!("sink=jsonl:{},period=1ms", jsonl.display());
     let mut jvm_args = vec![
         // Precise method attribution of samples taken between safepoints (see
-        // tests/virtual_threads.rs): the expectation is read from the stack.
+        // tests/it/virtual_threads.rs): the expectation is read from the stack.
         "-XX:+UnlockDiagnosticVMOptions".to_string(),
         "-XX:+DebugNonSafepoints".to_string(),
         common::agent_arg(&options),

@@ -4,9 +4,9 @@
 //! is classified as correct (context equals the expectation), unknown (`context: null` with an
 //! `unknown` reason) or wrong (anything else). Wrong must be 0, correct ≥ 99 %.
 //!
-//! `cargo test --test ground_truth -- --nocapture` prints the figures per JDK.
+//! `cargo test --test it ground_truth:: -- --nocapture` prints the figures per JDK.
 
-mod common;
+use crate::common;
 
 use common::verdict::{self, Verdict};
 use serde_json::Value;

@@ -11,7 +11,7 @@
 //! `{}`; those methods are kept out of line (a sample in a method that C2 inlined into another
 //! may be credited to the wrong one of them, which would read as a wrong context).
 
-mod common;
+use crate::common;
 
 use common::verdict::{self, Verdict};
 use serde_json::Value;

@@ -15,9 +15,9 @@
 //!   reads every event, and its time, thread, stack and context agree with the JSON lines the same
 //!   way.
 //!
-//! `cargo test --test jfr_file -- --nocapture` prints the figures per JDK.
+//! `cargo test --test it jfr_file:: -- --nocapture` prints the figures per JDK.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -388,7 +388,7 @@ fn instants_parse() {
 }
 
 /// The context a `gt_*` method of `tests/java/gt/GroundTruth.java` runs in (as in
-/// `tests/ground_truth.rs`).
+/// `tests/it/ground_truth.rs`).
 fn gt_expected(method: &str) -> BTreeMap<String, String> {
     let name = method.strip_prefix("gt_").expect("a gt_* method");
     let mut m = BTreeMap::new();

@@ -24,10 +24,10 @@
 //!   [`MIN_PER_WORK`] such samples per `work_*`; the virtual run has them on virtual threads;
 //! - every request answered 200, the server exits 0, the summary adds up, no jfrctx message.
 //!
-//! `cargo test --test otel -- --nocapture` prints the figures per run. The SDK path (no OTel
-//! agent) is `tests/otel_sdk.rs`.
+//! `cargo test --test it otel:: -- --nocapture` prints the figures per run. The SDK path (no OTel
+//! agent) is `tests/it/otel_sdk.rs`.
 
-mod common;
+use crate::common;
 
 use common::otel_build::{self, jars, javac, script_dir};
 use serde_json::Value;

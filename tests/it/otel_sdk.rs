@@ -6,7 +6,7 @@
 //! in `burn`, kept out of line) must carry exactly the expected merged context: 0 wrong, at least
 //! [`MIN_PER_METHOD`] per method.
 
-mod common;
+use crate::common;
 
 use common::otel_build::{self, javac};
 use std::collections::{BTreeMap, HashMap};

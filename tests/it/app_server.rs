@@ -41,9 +41,9 @@
 //! child-first, gets the facade classes from the Java agent's bootstrap copy), JDK 21 with the
 //! facade in `WEB-INF/lib` and virtual request threads.
 //!
-//! `cargo test --test app_server -- --nocapture` prints the figures per run.
+//! `cargo test --test it app_server:: -- --nocapture` prints the figures per run.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::collections::BTreeMap;

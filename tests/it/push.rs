@@ -7,10 +7,10 @@
 //! within a bounded time, the JSON lines are complete, each kind of fault is logged once and the
 //! summary counts the failures and drops.
 //!
-//! `cargo test --test push -- --nocapture` prints the figures.
+//! `cargo test --test it push:: -- --nocapture` prints the figures.
 
-mod common;
-mod fake_pyroscope;
+use crate::common;
+use crate::fake_pyroscope;
 
 use fake_pyroscope::{Fake, Store};
 use flate2::write::GzEncoder;

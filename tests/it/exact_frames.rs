@@ -6,7 +6,7 @@
 //! loop. With exact frames most samples end in `inner`; an explicit `-XX:-DebugNonSafepoints`
 //! (which the agent respects) credits them to `outer`. The control run proves the check can fail.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::time::Duration;

@@ -12,9 +12,9 @@
 //! the expected periods (the other recording's while it runs, the agent's `period=` otherwise),
 //! each period is confirmed by the spacing of consecutive samples of one thread, and pprof (read
 //! by `go tool pprof -raw`) sums exactly those weights with the shortest one as its `Period`.
-//! `cargo test --test coexistence -- --nocapture` prints what it found.
+//! `cargo test --test it coexistence:: -- --nocapture` prints what it found.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::collections::BTreeMap;

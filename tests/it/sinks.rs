@@ -4,9 +4,9 @@
 //! `go tool pprof -raw` (Go from `PATH` or `/usr/local/go/bin/go`; the test fails, saying so,
 //! when there is none).
 //!
-//! `cargo test --test sinks -- --nocapture` prints the counts per JDK.
+//! `cargo test --test it sinks:: -- --nocapture` prints the counts per JDK.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::collections::BTreeMap;

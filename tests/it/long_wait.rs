@@ -13,7 +13,7 @@
 //! `unknown: history_expired`. The unit tests in `agent/join_tests.rs` and
 //! `agent/context/history_tests.rs` check that a pruned stretch that had a context stays unknown.
 
-mod common;
+use crate::common;
 
 use serde_json::{json, Value};
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! Bad input (complementing tests/options.rs, which covers unknown keys, bad periods, empty or
+//! Bad input (complementing tests/it/options.rs, which covers unknown keys, bad periods, empty or
 //! unknown sinks, unwritable sink paths and a missing config file):
 //!
 //! - option values out of range or malformed, a key given twice, a malformed config file or one
@@ -10,7 +10,7 @@
 //!   `scripts/jdks.sh`): one logged `jfrctx: error:` line, the application runs to completion and
 //!   exits 0.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::PathBuf;

@@ -451,7 +451,7 @@ pub fn spawn_java_cp(
     }
     // Exact frames: without DebugNonSafepoints HotSpot may credit a sample taken next to a call
     // to the callee, which the ground-truth checks would count as a wrong context. The agent
-    // turns it on by itself (tests/exact_frames.rs checks that); the flag keeps runs without the
+    // turns it on by itself (tests/it/exact_frames.rs checks that); the flag keeps runs without the
     // agent comparable. A test that sets the flag either way, or asks for the JVM's own default
     // with `AS_IS_FRAMES`, is left alone.
     let as_is = jvm_args.iter().any(|a| a == AS_IS_FRAMES);
@@ -615,7 +615,7 @@ impl Jvm {
     }
 }
 
-/// Serializes the heavy JVM runs of one test binary (the machine has two cores; parallel
+/// Serializes the heavy JVM runs of the integration-test binary (the machine has two cores; parallel
 /// sampled JVMs would only starve each other).
 pub fn serial() -> MutexGuard<'static, ()> {
     static M: Mutex<()> = Mutex::new(());

@@ -1,4 +1,4 @@
-//! Building what the OpenTelemetry tests (`tests/otel.rs`, `tests/otel_sdk.rs`) need: the jars of
+//! Building what the OpenTelemetry tests (`tests/it/otel.rs`, `tests/it/otel_sdk.rs`) need: the jars of
 //! `scripts/otel.sh` and `scripts/tomcat.sh`, and the bridge `java/otel` compiled against them
 //! and the harness's facade, as `scripts/build.sh` makes `target/jfrctx-otel.jar`.
 

@@ -5,10 +5,10 @@
 //! (`ev_X` ↔ `{ev: X}`, `ev_none`/`ev_cpu_none` ↔ `{}`), so the stack alone says which context
 //! each event must carry.
 //!
-//! `cargo test --test events -- --nocapture` prints the figures (events per JDK, latency p50/p99
+//! `cargo test --test it events:: -- --nocapture` prints the figures (events per JDK, latency p50/p99
 //! and process CPU in default and live mode).
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -42,9 +42,9 @@
 //! found 7–15 such samples per run on 21 and 25, platform threads too; with the flag 0 on 21 and
 //! 0–1 per run on 25. Such samples are the "skew" above.
 //!
-//! `cargo test --test virtual_threads -- --nocapture` prints the figures.
+//! `cargo test --test it virtual_threads:: -- --nocapture` prints the figures.
 
-mod common;
+use crate::common;
 
 use serde_json::{json, Value};
 use std::collections::BTreeMap;

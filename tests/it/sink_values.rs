@@ -7,9 +7,9 @@
 //! in the JSON lines of the same run; so must the collapsed files `c.alloc.txt` and
 //! `c.wait.txt`.
 //!
-//! `cargo test --test sink_values -- --nocapture` prints the figures per JDK.
+//! `cargo test --test it sink_values:: -- --nocapture` prints the figures per JDK.
 
-mod common;
+use crate::common;
 
 use common::pprof_tool::pprof;
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! file is complete (every line parses and their number is the summary's `received`) and the
 //! summary line is printed once and adds up. Workload: `tests/java/gt/Faults.java`.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

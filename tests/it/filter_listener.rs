@@ -15,7 +15,7 @@
 //!   the workers' contexts); a throwing listener keeps receiving and is reported once; a listener
 //!   that installs `{ft: listener}` and burns CPU never sees its own samples (the JSON sink does).
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use std::collections::BTreeMap;

@@ -2,7 +2,7 @@
 //! stderr naming the problem; a valid set starts and runs. Also: without the agent, the facade
 //! is a no-op and the workload runs normally.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 
