@@ -8,10 +8,10 @@
 //! {gt: worker_idle} between tasks (`gt_worker_idle`). The agent samples every 1 ms; each sample
 //! in a `gt_*` method is correct, unknown or wrong. Wrong must be 0, correct ≥ 99 %, at least
 //! [`MIN_GT_SAMPLES`] such samples, and every path at least [`MIN_PER_PATH`] correct ones.
-//! Samples JFR delivers without a thread (`unknown: no_thread`, the JDK defect of DESIGN.md that
-//! hits the freshly started virtual threads of `gt_exec_virtual` on 21 and 25) are printed and
-//! left out of the ratio: the agent cannot do better than "unknown" for them. Every other unknown
-//! counts against it.
+//! Samples JFR delivers without a thread (`unknown: no_thread`, the JDK defect stated in
+//! ARCHITECTURE.md, "Facts the code relies on", that hits the freshly started virtual threads of
+//! `gt_exec_virtual` on 21 and 25) are printed and left out of the ratio: the agent cannot do
+//! better than "unknown" for them. Every other unknown counts against it.
 //!
 //! The `*_agent_*` tests run the same workload with `nowrap`: the plain pools and tasks, no
 //! `RecordingContext.wrap`, under the Java agent (`-javaagent:target/jfrctx-agent.jar`, built by

@@ -18,9 +18,9 @@
 //!
 //!   A sample whose thread has no usable name falls back to the stack alone: {gt: v, n: 0..99}.
 //!   At least [`MIN_CORRECT`] samples must be correct;
-//! - every sample without a thread (`thread.id: null`, the JDK streaming defect of DESIGN.md,
-//!   seen on 21.0.8 as well as 25.0.2) is `unknown: no_thread`, never given a context; their
-//!   number is printed;
+//! - every sample without a thread (`thread.id: null`, the JDK streaming defect stated in
+//!   ARCHITECTURE.md, "Facts the code relies on", seen on 21.0.8 as well as 25.0.2) is
+//!   `unknown: no_thread`, never given a context; their number is printed;
 //! - memory: the workload reports its own `VmRSS` (baseline before the threads, peak with all
 //!   100 000 parked inside their context, end after a GC) and `VmHWM`. The same workload runs
 //!   without the agent for comparison (the facade is then a no-op), both with `-Xmx1g`. The agent
