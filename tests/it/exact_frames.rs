@@ -6,27 +6,30 @@
 //! loop. With exact frames most samples end in `inner`; an explicit `-XX:-DebugNonSafepoints`
 //! (which the agent respects) credits them to `outer`. The control run proves the check can fail.
 
-use crate::common;
+use crate::common::{self, Frames, JvmRun};
 
 use serde_json::Value;
 use std::time::Duration;
 
-/// Share of the samples inside `fr.Inlining` whose leaf frame is `inner`.
+/// Share of the samples inside `fr.Inlining` whose leaf frame is `inner`, with the JVM's own
+/// frames (the harness adds no `DebugNonSafepoints`: what is measured is the agent's doing).
 fn inner_share(jdk: u32, jvm_flags: &[&str]) -> (f64, usize) {
     let _serial = common::serial();
     let tag = if jvm_flags.is_empty() { "auto" } else { "off" };
-    let jsonl = common::out_file(&format!("exact-frames-{tag}-{jdk}.jsonl"));
-    let mut args: Vec<String> = jvm_flags.iter().map(|s| s.to_string()).collect();
-    args.push(common::AS_IS_FRAMES.to_string());
     // 2 ms: enough samples (≥ 100 needed) even when the machine is loaded and the workload gets
     // little CPU in its 3 s.
-    args.push(common::agent_arg(&format!(
-        "sink=jsonl:{},period=2ms",
-        jsonl.display()
-    )));
-    let out = common::run_java_with(jdk, &args, "fr.Inlining", &["3"], Duration::from_secs(60));
-    assert!(out.status.success(), "JDK {jdk}:\n{}", out.dump());
-    let leaves: Vec<String> = common::read_json_lines(&jsonl)
+    let run = JvmRun::new(jdk)
+        .jvm_args(jvm_flags.iter().copied())
+        .frames(Frames::AsIs)
+        .jsonl(&format!("exact-frames-{tag}-{jdk}.jsonl"))
+        .agent("sink=jsonl:{jsonl},period=2ms")
+        .main("fr.Inlining")
+        .args(["3"])
+        .timeout(Duration::from_secs(60))
+        .run();
+    run.assert_clean_exit();
+    let leaves: Vec<String> = run
+        .samples()
         .iter()
         .filter_map(|s: &Value| {
             let stack = s["stack"].as_array()?;

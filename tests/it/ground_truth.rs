@@ -6,7 +6,7 @@
 //!
 //! `cargo test --test it ground_truth:: -- --nocapture` prints the figures per JDK.
 
-use crate::common;
+use crate::common::{self, JvmRun};
 
 use common::verdict::{self, Verdict};
 use serde_json::Value;
@@ -73,13 +73,6 @@ impl Tally {
     }
 }
 
-/// The number after `received=` in the agent's summary line.
-fn received_count(summary: &str) -> Option<u64> {
-    let rest = &summary[summary.find("received=")? + "received=".len()..];
-    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-    digits.parse().ok()
-}
-
 fn ground_truth(jdk: u32, mode: &str) {
     ground_truth_with(jdk, mode, &[SECONDS, mode], "");
 }
@@ -87,57 +80,40 @@ fn ground_truth(jdk: u32, mode: &str) {
 /// `args` for the workload; `label` tells runs of one JDK and mode apart (file names, output).
 fn ground_truth_with(jdk: u32, mode: &str, args: &[&str], label: &str) -> serde_json::Value {
     let _serial = common::serial();
-    let jsonl = common::out_file(&format!("ground-truth-{jdk}-{mode}{label}.jsonl"));
-    let options = format!("sink=jsonl:{},period=1ms", jsonl.display());
     // The gt_* methods stay out of line: a sample in one of several methods C2 inlined into one
     // body can be credited to a neighbour (README, Limits), which would read as a wrong context.
-    let jvm_args = [
-        common::agent_arg(&options),
-        "-XX:CompileCommand=quiet".to_string(),
-        "-XX:CompileCommand=dontinline,gt.GroundTruth::gt_*".to_string(),
-    ];
-    let out = common::run_java_with(
-        jdk,
-        &jvm_args,
-        "gt.GroundTruth",
-        args,
-        Duration::from_secs(180),
-    );
-    assert!(
-        out.status.success(),
-        "GroundTruth failed on JDK {jdk} ({mode}):\n{}",
-        out.dump()
-    );
-    let work = common::summary_json(&out)
-        .unwrap_or_else(|| panic!("no JSON summary from the workload:\n{}", out.dump()));
-
+    let run = JvmRun::new(jdk)
+        .jsonl(&format!("ground-truth-{jdk}-{mode}{label}.jsonl"))
+        .agent("sink=jsonl:{jsonl},period=1ms")
+        .jvm_args([
+            "-XX:CompileCommand=quiet",
+            "-XX:CompileCommand=dontinline,gt.GroundTruth::gt_*",
+        ])
+        .main("gt.GroundTruth")
+        .args(args)
+        .timeout(Duration::from_secs(180))
+        .run();
+    run.assert_clean_exit();
+    let work = run.workload_summary();
     // The agent's one-line exit summary, and its count against the file.
-    let summaries: Vec<&str> = out
-        .agent_lines()
-        .into_iter()
-        .filter(|l| l.starts_with("jfrctx: samples received="))
-        .collect();
-    assert_eq!(
-        summaries.len(),
-        1,
-        "expected exactly one `jfrctx: samples received=` line on stderr:\n{}",
-        out.dump()
+    let (summary, samples) = run.summary_and_samples();
+    let t = tally(&samples);
+    report(
+        jdk,
+        &format!("{mode}{label}"),
+        &t,
+        samples.len(),
+        &summary.line,
+        &work,
     );
-    let summary = summaries[0];
-    let received = received_count(summary)
-        .unwrap_or_else(|| panic!("cannot read the received count in {summary:?}"));
+    check(jdk, mode, &t, &samples, run.jsonl_path());
+    work
+}
 
-    let samples = common::read_json_lines(&jsonl);
-    assert_eq!(
-        received,
-        samples.len() as u64,
-        "agent summary says received={received} but {} has {} lines\n{summary}",
-        jsonl.display(),
-        samples.len()
-    );
-
+/// Every sample in a `gt_*` method, classified.
+fn tally(samples: &[Value]) -> Tally {
     let mut t = Tally::default();
-    for s in &samples {
+    for s in samples {
         let Some(method) = gt_method(s) else { continue };
         let entry = t.per_method.entry(method.clone()).or_default();
         match classify(s, &method) {
@@ -164,7 +140,11 @@ fn ground_truth_with(jdk: u32, mode: &str, args: &[&str], label: &str) -> serde_
             }
         }
     }
+    t
+}
 
+/// Prints the figures of one run (`cargo test -- --nocapture`).
+fn report(jdk: u32, run: &str, t: &Tally, lines: usize, summary: &str, work: &Value) {
     let total = t.total();
     let pct = |n: usize| {
         if total == 0 {
@@ -174,9 +154,8 @@ fn ground_truth_with(jdk: u32, mode: &str, args: &[&str], label: &str) -> serde_
         }
     };
     println!(
-        "ground truth JDK {jdk} {mode}{label}: {} lines, {total} in gt_* methods: correct {} ({:.2} %), \
+        "ground truth JDK {jdk} {run}: {lines} lines, {total} in gt_* methods: correct {} ({:.2} %), \
          unknown {} ({:.2} %) {:?}, wrong {}",
-        samples.len(),
         t.correct,
         pct(t.correct),
         t.unknown_total(),
@@ -189,7 +168,11 @@ fn ground_truth_with(jdk: u32, mode: &str, args: &[&str], label: &str) -> serde_
     }
     println!("    {summary}");
     println!("    workload: {work}");
+}
 
+/// No wrong context, enough samples, the share correct, every method seen, the thread kind.
+fn check(jdk: u32, mode: &str, t: &Tally, samples: &[Value], jsonl: &std::path::Path) {
+    let total = t.total();
     assert_eq!(
         t.wrong,
         0,
@@ -240,7 +223,6 @@ fn ground_truth_with(jdk: u32, mode: &str, args: &[&str], label: &str) -> serde_
             "JDK {jdk} platform: samples flagged virtual"
         );
     }
-    work
 }
 
 #[test]
@@ -281,11 +263,13 @@ fn expectation_table() {
         classify(&serde_json::json!({"context": {}}), "gt_none"),
         Verdict::Correct
     ));
-    assert_eq!(
-        received_count("jfrctx: samples received=1234 joined=1200"),
-        Some(1234)
-    );
-    assert_eq!(received_count("jfrctx: samples received=7, x"), Some(7));
+    // The received count the run compares with the file comes from the summary's parser.
+    let line = "jfrctx: samples received=1234 with_context=1200 without_context=30 unknown=4 \
+                (no_thread=4) dropped=0; sinks jsonl:/x records=1234 errors=0; contexts=7";
+    let summary = common::AgentSummary::parse(line).expect("a summary line");
+    assert_eq!((summary.received, summary.figure("contexts=")), (1234, 7));
+    assert!(summary.balanced());
+    assert!(common::AgentSummary::parse("jfrctx: samples received=7, x").is_none());
 }
 
 #[test]

@@ -29,18 +29,19 @@
 
 use crate::common;
 
-use common::otel_build::{self, jars, javac, script_dir};
+use common::http::{connect, get};
+use common::jdk::javac_to;
+use common::otel_build;
+use common::tomcat::{compile_launcher, tomcat_jars, Server};
+use common::JvmRun;
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
-const LAUNCHER: &str = "dev.jfrctx.examples.server.EmbeddedTomcat";
 const SERVLET: &str = "dev.jfrctx.tests.otel.OtelWorkServlet";
 const WORK: [&str; 5] = [
     "work_sync",
@@ -77,7 +78,7 @@ struct Build {
 fn build() -> &'static Build {
     static BUILD: OnceLock<Build> = OnceLock::new();
     BUILD.get_or_init(|| {
-        let tomcat = jars(&script_dir("tomcat.sh"));
+        let tomcat = tomcat_jars();
         let (otel_agent, sdk) = otel_build::otel_jars();
         let root = common::root();
         let dir = common::target_dir()
@@ -91,12 +92,8 @@ fn build() -> &'static Build {
         let webapp = dir.join("webapp");
         fs::create_dir_all(&server_classes).expect("mkdir");
         fs::create_dir_all(webapp.join("WEB-INF/classes")).expect("mkdir");
-        javac(
-            &tomcat,
-            &server_classes,
-            &root.join("examples/servlet/server"),
-        );
-        javac(
+        compile_launcher(&tomcat, &server_classes);
+        javac_to(
             &tomcat,
             &webapp.join("WEB-INF/classes"),
             &root.join("tests/otel/webapp/src"),
@@ -116,56 +113,12 @@ fn build() -> &'static Build {
     })
 }
 
-// ---- HTTP client --------------------------------------------------------------------------
-
-/// One HTTP/1.1 GET on a keep-alive connection; returns (status line, body, server closes).
-fn get(reader: &mut BufReader<TcpStream>, path: &str) -> std::io::Result<(String, String, bool)> {
-    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
-    reader.get_mut().write_all(request.as_bytes())?;
-    let mut status = String::new();
-    reader.read_line(&mut status)?;
-    let mut length = 0;
-    let mut close = false;
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line)? == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        let (name, value) = line.split_once(':').unwrap_or((line, ""));
-        let (name, value) = (name.trim().to_ascii_lowercase(), value.trim());
-        if name == "content-length" {
-            length = value.parse::<usize>().unwrap_or(0);
-        } else if name == "connection" && value.eq_ignore_ascii_case("close") {
-            close = true;
-        }
-    }
-    let mut body = vec![0u8; length];
-    reader.read_exact(&mut body)?;
-    Ok((
-        status.trim_end().to_string(),
-        String::from_utf8_lossy(&body).into_owned(),
-        close,
-    ))
-}
-
-fn connect(port: u16) -> BufReader<TcpStream> {
-    let s = TcpStream::connect(("127.0.0.1", port)).expect("connect to Tomcat");
-    s.set_read_timeout(Some(Duration::from_secs(20)))
-        .expect("timeout");
-    s.set_nodelay(true).expect("nodelay");
-    BufReader::new(s)
-}
-
 /// `epoch_ns - nano_time` from `/clock` (the answer with the tightest epoch bracket of 20).
 fn clock_offset(port: u16) -> i64 {
     let mut conn = connect(port);
     let mut best: Option<(i64, i64)> = None; // (bracket width, offset)
     for _ in 0..20 {
-        let (status, body, _) = get(&mut conn, "/shop/clock").expect("GET /shop/clock");
+        let (status, body, _) = get(&mut conn, "/shop/clock", &[]).expect("GET /shop/clock");
         assert!(status.starts_with("HTTP/1.1 200"), "/clock: {status}");
         let v: Vec<i64> = body
             .split_whitespace()
@@ -191,7 +144,7 @@ fn drive(port: u16) -> BTreeMap<&'static str, u64> {
                 let mut n = 0usize;
                 while Instant::now() < deadline && n < 100_000 {
                     let name = PATHS[(client + n) % PATHS.len()];
-                    let (status, body, close) = get(&mut conn, &format!("/shop/{name}"))
+                    let (status, body, close) = get(&mut conn, &format!("/shop/{name}"), &[])
                         .unwrap_or_else(|e| panic!("GET /shop/{name}: {e}"));
                     assert!(
                         status.starts_with("HTTP/1.1 200"),
@@ -465,61 +418,47 @@ fn run(jdk: u32, virtual_threads: bool) {
     let dir = common::target_dir().join("it-out/otel").join(&name);
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).expect("mkdir");
-    let jsonl = dir.join("samples.jsonl");
     let mut classpath = b.tomcat.clone();
     classpath.push(b.server_classes.clone());
     let classpath = std::env::join_paths(&classpath).expect("class path");
     let methods = format!("{SERVLET}[{}]", WORK.join(","));
-    let jvm_args = vec![
-        common::agent_arg(&format!("sink=jsonl:{},period=1ms", jsonl.display())),
-        format!("-javaagent:{}", b.otel_agent.display()),
-        format!("-Dotel.javaagent.extensions={}", b.extension.display()),
-        "-Dotel.service.name=shop".to_string(),
-        "-Dotel.traces.exporter=logging-otlp".to_string(),
-        "-Dotel.metrics.exporter=none".to_string(),
-        "-Dotel.logs.exporter=none".to_string(),
-        "-Dotel.bsp.schedule.delay=200".to_string(),
-        "-Dotel.bsp.max.queue.size=100000".to_string(),
-        format!("-Dotel.instrumentation.methods.include={methods}"),
-        "-XX:CompileCommand=quiet".to_string(),
-        format!("-XX:CompileCommand=dontinline,{SERVLET}::burn"),
-    ];
     let webapp = b.webapp.display().to_string();
     let mut args = vec!["--webapp", webapp.as_str(), "--seconds", "100"];
     if virtual_threads {
         args.push("--virtual");
     }
+    let jvm = JvmRun::new(jdk)
+        .jsonl_at(&dir.join("samples.jsonl"))
+        .agent("sink=jsonl:{jsonl},period=1ms")
+        .jvm_args([
+            format!("-javaagent:{}", b.otel_agent.display()),
+            format!("-Dotel.javaagent.extensions={}", b.extension.display()),
+            "-Dotel.service.name=shop".to_string(),
+            "-Dotel.traces.exporter=logging-otlp".to_string(),
+            "-Dotel.metrics.exporter=none".to_string(),
+            "-Dotel.logs.exporter=none".to_string(),
+            "-Dotel.bsp.schedule.delay=200".to_string(),
+            "-Dotel.bsp.max.queue.size=100000".to_string(),
+            format!("-Dotel.instrumentation.methods.include={methods}"),
+            "-XX:CompileCommand=quiet".to_string(),
+            format!("-XX:CompileCommand=dontinline,{SERVLET}::burn"),
+        ])
+        .classpath(classpath)
+        .args(args)
+        .timeout(RUN_TIMEOUT)
+        .allow_foreign_jni(&[OTEL_AGENT_JDK_NATIVE]);
     let started = Instant::now();
-    let mut jvm = common::spawn_java_cp(
-        &common::java(jdk),
-        &classpath,
-        &jvm_args,
-        LAUNCHER,
-        &args,
-        &[],
-    );
-    jvm.wait_for_stdout("listening on 127.0.0.1:", Duration::from_secs(90));
-    let so_far = jvm.stdout_so_far();
-    let port: u16 = so_far
-        .split("listening on 127.0.0.1:")
-        .nth(1)
-        .and_then(|r| r.split(|c: char| !c.is_ascii_digit()).next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no port in {so_far:?}"));
-    let offset = clock_offset(port);
-    let served = drive(port);
-    let (status, _, _) = get(&mut connect(port), "/admin/stop").expect("GET /admin/stop");
-    assert!(status.starts_with("HTTP/1.1 200"), "/admin/stop: {status}");
-    let out = jvm.wait_allowing_jni(RUN_TIMEOUT, &[OTEL_AGENT_JDK_NATIVE]);
+    let server = Server::start(jvm, Duration::from_secs(90));
+    let offset = clock_offset(server.port);
+    let served = drive(server.port);
+    let out = server.stop(&[]);
     let wall = started.elapsed();
     assert!(
         out.status.success(),
         "Tomcat did not exit 0:\n{}",
         out.dump()
     );
-    let summary = out.agent_summary();
-    let samples = common::read_json_lines(&jsonl);
-    assert_eq!(summary.received, samples.len() as u64, "{}", summary.line);
+    let (summary, samples) = out.summary_and_samples();
     assert_eq!(summary.sink("jsonl").errors, 0, "{}", summary.line);
     assert!(
         out.agent_messages().is_empty(),

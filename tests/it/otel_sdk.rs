@@ -8,7 +8,8 @@
 
 use crate::common;
 
-use common::otel_build::{self, javac};
+use common::jdk::javac_to as javac;
+use common::otel_build;
 use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::PathBuf;

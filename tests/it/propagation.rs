@@ -24,11 +24,13 @@
 //!
 //! `cargo test --test it propagation:: -- --nocapture` prints the figures per JDK and path.
 
-use crate::common;
+use crate::common::{self, JvmRun, Run};
 
+use common::javaagent::java_agent_jar;
 use common::verdict::{self, Verdict};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
 const SECONDS: &str = "8";
@@ -143,15 +145,6 @@ impl Tally {
     }
 }
 
-/// The number after `received=` in the agent's summary line.
-fn received_count(summary: &str) -> Option<u64> {
-    let rest = &summary[summary.find("received=")? + "received=".len()..];
-    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-    digits.parse().ok()
-}
-
-use common::javaagent::java_agent_jar;
-
 /// How the workload hands its tasks over.
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Mode {
@@ -175,41 +168,44 @@ fn propagation_in(jdk: u32, mode: Mode) {
         Mode::JavaAgent => format!("propagation-javaagent-{jdk}.jsonl"),
         Mode::WrapAndJavaAgent => format!("propagation-wrap-javaagent-{jdk}.jsonl"),
     };
-    let jsonl = common::out_file(&name);
-    let options = format!("sink=jsonl:{},period=1ms", jsonl.display());
-    let mut jvm_args = vec![
+    let mut jvm = JvmRun::new(jdk)
+        .jsonl(&name)
         // Precise method attribution of samples taken between safepoints (see
-        // tests/it/virtual_threads.rs): the expectation is read from the stack.
-        "-XX:+UnlockDiagnosticVMOptions".to_string(),
-        "-XX:+DebugNonSafepoints".to_string(),
-        common::agent_arg(&options),
-    ];
-    let mut args = vec![SECONDS];
+        // virtual_threads): the expectation is read from the stack.
+        .jvm_args(["-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints"])
+        .agent("sink=jsonl:{jsonl},period=1ms")
+        .main("gt.Propagation")
+        .args([SECONDS])
+        .timeout(Duration::from_secs(180));
     if mode != Mode::Wrap {
-        jvm_args.push(format!("-javaagent:{}", java_agent_jar().display()));
-        args.extend([
-            "2",
-            if mode == Mode::JavaAgent {
-                "nowrap"
-            } else {
-                "wrap"
-            },
-        ]);
+        jvm = jvm
+            .jvm_arg(format!("-javaagent:{}", java_agent_jar().display()))
+            .args([
+                "2",
+                if mode == Mode::JavaAgent {
+                    "nowrap"
+                } else {
+                    "wrap"
+                },
+            ]);
     }
-    let out = common::run_java_with(
-        jdk,
-        &jvm_args,
-        "gt.Propagation",
-        &args,
-        Duration::from_secs(180),
-    );
+    let out = jvm.run();
     assert!(
         out.status.success(),
         "Propagation ({mode:?}) failed on JDK {jdk}:\n{}",
         out.dump()
     );
-    let work = common::summary_json(&out)
-        .unwrap_or_else(|| panic!("no JSON summary from the workload:\n{}", out.dump()));
+    let work = out.workload_summary();
+    check_workload(jdk, mode, &out, &work);
+    let (summary, samples) = out.summary_and_samples();
+    let t = tally(jdk, &samples);
+    report(jdk, mode, &t, samples.len(), &summary.line, &work);
+    check_tally(jdk, &t, samples.len(), out.jsonl_path());
+}
+
+/// What the workload reports of itself: wrapping as the mode says, the Java agent silent, the
+/// virtual-thread path and the `close()` checks as the JDK allows, every path run.
+fn check_workload(jdk: u32, mode: Mode, out: &Run, work: &Value) {
     assert_eq!(
         work["wrap"].as_bool(),
         Some(mode != Mode::JavaAgent),
@@ -258,32 +254,13 @@ fn propagation_in(jdk: u32, mode: Mode) {
             "JDK {jdk}: path {path} never ran: {work}"
         );
     }
+}
 
-    let summaries: Vec<&str> = out
-        .agent_lines()
-        .into_iter()
-        .filter(|l| l.starts_with("jfrctx: samples received="))
-        .collect();
-    assert_eq!(
-        summaries.len(),
-        1,
-        "expected exactly one `jfrctx: samples received=` line on stderr:\n{}",
-        out.dump()
-    );
-    let summary = summaries[0];
-    let received = received_count(summary)
-        .unwrap_or_else(|| panic!("cannot read the received count in {summary:?}"));
-    let samples = common::read_json_lines(&jsonl);
-    assert_eq!(
-        received,
-        samples.len() as u64,
-        "agent summary says received={received} but {} has {} lines\n{summary}",
-        jsonl.display(),
-        samples.len()
-    );
-
+/// Every sample in a `gt_*` method, classified; a sample without a thread must be `unknown:
+/// no_thread`.
+fn tally(jdk: u32, samples: &[Value]) -> Tally {
     let mut t = Tally::default();
-    for s in &samples {
+    for s in samples {
         // A sample without a thread can only be unknown: any context would be a guess.
         if s["thread"]["id"].is_null() {
             assert!(
@@ -295,7 +272,11 @@ fn propagation_in(jdk: u32, mode: Mode) {
             t.add(s, &method);
         }
     }
+    t
+}
 
+/// Prints the figures of one run (`cargo test -- --nocapture`).
+fn report(jdk: u32, mode: Mode, t: &Tally, lines: usize, summary: &str, work: &Value) {
     let total = t.total();
     let pct = |n: usize| {
         if total == 0 {
@@ -305,9 +286,8 @@ fn propagation_in(jdk: u32, mode: Mode) {
         }
     };
     println!(
-        "propagation ({mode:?}) JDK {jdk}: {} lines, {total} in gt_* methods: correct {} ({:.2} %), \
-         unknown {} ({:.2} %) {:?}, wrong {}",
-        samples.len(),
+        "propagation ({mode:?}) JDK {jdk}: {lines} lines, {total} in gt_* methods: correct {} \
+         ({:.2} %), unknown {} ({:.2} %) {:?}, wrong {}",
         t.correct,
         pct(t.correct),
         t.unknown_total(),
@@ -323,7 +303,13 @@ fn propagation_in(jdk: u32, mode: Mode) {
     }
     println!("    {summary}");
     println!("    workload: {work}");
+}
 
+/// No wrong context, enough samples, the share correct (samples without a thread aside), every
+/// path sampled and no other method.
+fn check_tally(jdk: u32, t: &Tally, lines: usize, jsonl: &Path) {
+    let total = t.total();
+    let with_virtual = jdk >= 21;
     assert_eq!(
         t.wrong,
         0,
@@ -333,8 +319,7 @@ fn propagation_in(jdk: u32, mode: Mode) {
     );
     assert!(
         total >= MIN_GT_SAMPLES,
-        "JDK {jdk}: only {total} samples in gt_* methods (need {MIN_GT_SAMPLES}); {} lines in {}",
-        samples.len(),
+        "JDK {jdk}: only {total} samples in gt_* methods (need {MIN_GT_SAMPLES}); {lines} lines in {}",
         jsonl.display()
     );
     let no_thread = t.unknown.get("no_thread").copied().unwrap_or(0);

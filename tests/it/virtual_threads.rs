@@ -44,10 +44,11 @@
 //!
 //! `cargo test --test it virtual_threads:: -- --nocapture` prints the figures.
 
-use crate::common;
+use crate::common::{self, JvmRun, Run};
 
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
 const THREADS: usize = 100_000;
@@ -219,12 +220,6 @@ fn in_vwork(sample: &Value) -> bool {
         .is_some_and(|s| s.iter().any(|f| f["method"].as_str() == Some(GT_VWORK)))
 }
 
-fn received_count(summary: &str) -> Option<u64> {
-    let rest = &summary[summary.find("received=")? + "received=".len()..];
-    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
-    digits.parse().ok()
-}
-
 /// `rss_kb.<field>` of the workload's summary.
 fn rss(work: &Value, field: &str) -> i64 {
     work["rss_kb"][field]
@@ -237,19 +232,20 @@ fn mb(kb: i64) -> f64 {
     kb as f64 / 1024.0
 }
 
-fn run_scale(jdk: u32, agent_options: Option<&str>, times: &std::path::Path) -> common::Output {
-    let mut jvm_args: Vec<String> = JVM_OPTIONS.iter().map(|o| o.to_string()).collect();
+fn run_scale(jdk: u32, agent_options: Option<&str>, jsonl: Option<&str>, times: &Path) -> Run {
+    let mut jvm = JvmRun::new(jdk).jvm_args(JVM_OPTIONS);
+    if let Some(name) = jsonl {
+        jvm = jvm.jsonl(name);
+    }
     if let Some(opts) = agent_options {
-        jvm_args.push(common::agent_arg(opts));
+        jvm = jvm.agent(opts);
     }
     let times = times.display().to_string();
-    let out = common::run_java_with(
-        jdk,
-        &jvm_args,
-        "gt.VirtualScale",
-        &[THREADS_ARG, WORK_US, "0", &times],
-        Duration::from_secs(300),
-    );
+    let out = jvm
+        .main("gt.VirtualScale")
+        .args([THREADS_ARG, WORK_US, "0", &times])
+        .timeout(Duration::from_secs(300))
+        .run();
     assert!(
         out.status.success(),
         "VirtualScale failed on JDK {jdk} (agent: {agent_options:?}):\n{}",
@@ -258,9 +254,8 @@ fn run_scale(jdk: u32, agent_options: Option<&str>, times: &std::path::Path) -> 
     out
 }
 
-fn workload_summary(jdk: u32, out: &common::Output) -> Value {
-    let work = common::summary_json(out)
-        .unwrap_or_else(|| panic!("no JSON summary from the workload:\n{}", out.dump()));
+fn workload_summary(jdk: u32, out: &Run) -> Value {
+    let work = out.workload_summary();
     assert_eq!(
         work["threads"].as_u64(),
         Some(THREADS as u64),
@@ -279,7 +274,7 @@ fn virtual_scale(jdk: u32) {
 
     // Without the agent: the reference for memory.
     let plain_times = common::out_file(&format!("virtual-scale-{jdk}-noagent.times"));
-    let plain = run_scale(jdk, None, &plain_times);
+    let plain = run_scale(jdk, None, None, &plain_times);
     let plain_work = workload_summary(jdk, &plain);
     assert!(
         plain.agent_lines().is_empty(),
@@ -288,47 +283,59 @@ fn virtual_scale(jdk: u32) {
     );
 
     // With the agent.
-    let jsonl = common::out_file(&format!("virtual-scale-{jdk}.jsonl"));
-    let options = format!("sink=jsonl:{},period=1ms,ring={RING}", jsonl.display());
+    let options = format!("sink=jsonl:{{jsonl}},period=1ms,ring={RING}");
     let times = common::out_file(&format!("virtual-scale-{jdk}.times"));
-    let out = run_scale(jdk, Some(&options), &times);
+    let jsonl = format!("virtual-scale-{jdk}.jsonl");
+    let out = run_scale(jdk, Some(&options), Some(&jsonl), &times);
     let work = workload_summary(jdk, &out);
     let windows = read_windows(&times);
     assert_eq!(windows.len(), THREADS, "{}", times.display());
-    let summaries: Vec<&str> = out
-        .agent_lines()
-        .into_iter()
-        .filter(|l| l.starts_with("jfrctx: samples received="))
-        .collect();
-    assert_eq!(
-        summaries.len(),
-        1,
-        "expected exactly one `jfrctx: samples received=` line on stderr:\n{}",
-        out.dump()
-    );
-    let summary = summaries[0];
-    let samples = common::read_json_lines(&jsonl);
-    assert_eq!(
-        received_count(summary),
-        Some(samples.len() as u64),
-        "agent summary vs {} lines in {}\n{summary}",
+    let (summary, samples) = out.summary_and_samples();
+    let t = tally(jdk, &samples, &windows);
+    let memory = Memory::of(&work, &plain_work);
+    report(
+        jdk,
+        &t,
+        &memory,
         samples.len(),
-        jsonl.display()
+        &summary.line,
+        &work,
+        &plain_work,
     );
+    check(jdk, &t, &memory);
+}
 
-    let mut correct = 0usize;
-    let mut boundary = 0usize;
-    let mut skew = 0usize;
-    let mut unknown: BTreeMap<String, usize> = BTreeMap::new();
-    let mut wrong = 0usize;
-    let mut wrong_examples = Vec::new();
-    let mut no_thread_total = 0usize;
-    let mut no_thread_vwork = 0usize;
-    let mut threads_seen = std::collections::BTreeSet::new();
-    for s in &samples {
+/// The samples in `gt_vwork`, classified against the threads' context windows.
+#[derive(Default)]
+struct Tally {
+    correct: usize,
+    boundary: usize,
+    skew: usize,
+    unknown: BTreeMap<String, usize>,
+    wrong: usize,
+    wrong_examples: Vec<String>,
+    no_thread_total: usize,
+    no_thread_vwork: usize,
+    threads_seen: std::collections::BTreeSet<usize>,
+}
+
+impl Tally {
+    fn unknown_total(&self) -> usize {
+        self.unknown.values().sum()
+    }
+    fn total(&self) -> usize {
+        self.correct + self.unknown_total() + self.boundary + self.skew + self.wrong
+    }
+}
+
+/// Classifies every sample; a sample without a thread must be `unknown: no_thread`, and only
+/// such a sample may be.
+fn tally(jdk: u32, samples: &[Value], windows: &[Window]) -> Tally {
+    let mut t = Tally::default();
+    for s in samples {
         let threadless = s["thread"]["id"].is_null();
         if threadless {
-            no_thread_total += 1;
+            t.no_thread_total += 1;
             // Never given a context: must be unknown with the reason `no_thread`.
             assert!(
                 s["context"].is_null() && s["unknown"].as_str() == Some("no_thread"),
@@ -341,13 +348,13 @@ fn virtual_scale(jdk: u32) {
             continue;
         }
         if threadless {
-            no_thread_vwork += 1;
+            t.no_thread_vwork += 1;
         }
-        match classify(s, &windows) {
+        match classify(s, windows) {
             Verdict::Correct => {
-                correct += 1;
+                t.correct += 1;
                 if let Some(i) = thread_index(s) {
-                    threads_seen.insert(i);
+                    t.threads_seen.insert(i);
                 }
                 assert_eq!(
                     s["thread"]["virtual"].as_bool(),
@@ -355,42 +362,69 @@ fn virtual_scale(jdk: u32) {
                     "JDK {jdk}: gt_vwork sample not flagged virtual: {s}"
                 );
             }
-            Verdict::Unknown(reason) => *unknown.entry(reason).or_default() += 1,
-            Verdict::Boundary => boundary += 1,
-            Verdict::Skew => skew += 1,
+            Verdict::Unknown(reason) => *t.unknown.entry(reason).or_default() += 1,
+            Verdict::Boundary => t.boundary += 1,
+            Verdict::Skew => t.skew += 1,
             Verdict::Wrong(why) => {
-                wrong += 1;
-                if wrong_examples.len() < 20 {
-                    wrong_examples
+                t.wrong += 1;
+                if t.wrong_examples.len() < 20 {
+                    t.wrong_examples
                         .push(format!("t={} thread={}: {why}", s["time_ns"], s["thread"]));
                 }
             }
         }
     }
-    let unknown_total: usize = unknown.values().sum();
-    let total = correct + unknown_total + boundary + skew + wrong;
+    t
+}
 
-    let (base_a, peak_a, hwm_a, end_a) = (
-        rss(&work, "baseline"),
-        rss(&work, "peak"),
-        rss(&work, "hwm"),
-        rss(&work, "end"),
-    );
-    let (base_p, peak_p, hwm_p, end_p) = (
-        rss(&plain_work, "baseline"),
-        rss(&plain_work, "peak"),
-        rss(&plain_work, "hwm"),
-        rss(&plain_work, "end"),
-    );
-    let agent_growth = (peak_a - base_a) - (peak_p - base_p);
+/// RSS figures (kB) of the runs with and without the agent.
+struct Memory {
+    with_agent: [i64; 4],
+    without: [i64; 4],
+}
+
+impl Memory {
+    fn of(work: &Value, plain_work: &Value) -> Memory {
+        let four = |w: &Value| ["baseline", "peak", "hwm", "end"].map(|f| rss(w, f));
+        Memory {
+            with_agent: four(work),
+            without: four(plain_work),
+        }
+    }
+
+    /// What the agent added to the growth from baseline to peak.
+    fn agent_growth(&self) -> i64 {
+        (self.with_agent[1] - self.with_agent[0]) - (self.without[1] - self.without[0])
+    }
+}
+
+/// Prints the figures (`cargo test -- --nocapture`).
+fn report(
+    jdk: u32,
+    t: &Tally,
+    m: &Memory,
+    lines: usize,
+    summary: &str,
+    work: &Value,
+    plain_work: &Value,
+) {
+    let [base_a, peak_a, hwm_a, end_a] = m.with_agent;
+    let [base_p, peak_p, hwm_p, end_p] = m.without;
+    let agent_growth = m.agent_growth();
     println!(
-        "virtual scale JDK {jdk}: {THREADS} threads, {} lines, {total} in gt_vwork: correct {correct}, \
-         unknown {unknown_total} {unknown:?}, boundary {boundary}, skew {skew}, wrong {}; samples \
-         without a thread: {no_thread_total} ({no_thread_vwork} in gt_vwork); distinct threads with \
-         a correct sample: {}",
-        samples.len(),
-        wrong,
-        threads_seen.len()
+        "virtual scale JDK {jdk}: {THREADS} threads, {lines} lines, {} in gt_vwork: correct {}, \
+         unknown {} {:?}, boundary {}, skew {}, wrong {}; samples without a thread: {} ({} in \
+         gt_vwork); distinct threads with a correct sample: {}",
+        t.total(),
+        t.correct,
+        t.unknown_total(),
+        t.unknown,
+        t.boundary,
+        t.skew,
+        t.wrong,
+        t.no_thread_total,
+        t.no_thread_vwork,
+        t.threads_seen.len()
     );
     println!(
         "    RSS with agent (ring={RING}):  baseline {:.0} MB, peak {:.0} MB, VmHWM {:.0} MB, end {:.0} MB",
@@ -415,12 +449,18 @@ fn virtual_scale(jdk: u32) {
     println!("    {summary}");
     println!("    workload: {work}");
     println!("    workload without agent: {plain_work}");
+}
 
+/// No wrong context, enough correct samples, and the memory bounds.
+fn check(jdk: u32, t: &Tally, m: &Memory) {
+    let (correct, wrong, unknown) = (t.correct, t.wrong, &t.unknown);
+    let hwm_a = m.with_agent[2];
+    let agent_growth = m.agent_growth();
     assert_eq!(
         wrong,
         0,
         "JDK {jdk}: {wrong} wrong contexts in gt_vwork; first ones:\n  {}",
-        wrong_examples.join("\n  ")
+        t.wrong_examples.join("\n  ")
     );
     assert!(
         correct >= MIN_CORRECT,

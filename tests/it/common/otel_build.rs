@@ -1,87 +1,11 @@
-//! Building what the OpenTelemetry tests (`tests/it/otel.rs`, `tests/it/otel_sdk.rs`) need: the jars of
-//! `scripts/otel.sh` and `scripts/tomcat.sh`, and the bridge `java/otel` compiled against them
+//! Building what the OpenTelemetry tests (`otel`, `otel_sdk`) need: the jars of `scripts/otel.sh`,
+//! and the bridge `java/otel` compiled against them
 //! and the harness's facade, as `scripts/build.sh` makes `target/jfrctx-otel.jar`.
 
-use std::ffi::OsString;
+use super::jdk::{javac_to, run_tool};
+use super::{copy_tree, jars, script_dir};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-pub fn script_dir(script: &str) -> PathBuf {
-    let out = Command::new("bash")
-        .arg(super::root().join("scripts").join(script))
-        .output()
-        .unwrap_or_else(|e| panic!("run scripts/{script}: {e}"));
-    assert!(
-        out.status.success(),
-        "scripts/{script} failed: {}",
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
-    PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-pub fn jars(dir: &Path) -> Vec<PathBuf> {
-    let mut jars: Vec<PathBuf> = fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "jar"))
-        .collect();
-    jars.sort();
-    jars
-}
-
-pub fn java_files(dir: &Path, acc: &mut Vec<PathBuf>) {
-    for e in fs::read_dir(dir).unwrap_or_else(|e| panic!("read {}: {e}", dir.display())) {
-        let p = e.expect("dir entry").path();
-        if p.is_dir() {
-            java_files(&p, acc);
-        } else if p.extension().is_some_and(|x| x == "java") {
-            acc.push(p);
-        }
-    }
-}
-
-pub fn copy_tree(from: &Path, to: &Path) {
-    fs::create_dir_all(to).expect("mkdir");
-    for e in fs::read_dir(from).expect("read dir") {
-        let p = e.expect("dir entry").path();
-        let dest = to.join(p.file_name().expect("name"));
-        if p.is_dir() {
-            copy_tree(&p, &dest);
-        } else {
-            fs::copy(&p, &dest).expect("copy");
-        }
-    }
-}
-
-pub fn run_tool(tool: &str, args: &[OsString]) {
-    let bin = super::jdk_home(17).join("bin").join(tool);
-    let out = Command::new(&bin)
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("run {}: {e}", bin.display()));
-    assert!(
-        out.status.success(),
-        "{tool} {args:?} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-pub fn javac(classpath: &[PathBuf], dest: &Path, sources: &Path) {
-    let mut files = Vec::new();
-    java_files(sources, &mut files);
-    let mut args: Vec<OsString> = ["--release", "17", "-g", "-encoding", "UTF-8", "-cp"]
-        .iter()
-        .map(OsString::from)
-        .collect();
-    args.push(std::env::join_paths(classpath).expect("class path"));
-    args.push("-d".into());
-    args.push(dest.into());
-    args.extend(files.into_iter().map(OsString::from));
-    run_tool("javac", &args);
-}
 
 /// The OTel jars of `scripts/otel.sh`: the Java agent, and the SDK jars (everything else).
 pub fn otel_jars() -> (PathBuf, Vec<PathBuf>) {
@@ -105,7 +29,7 @@ pub fn bridge_classes(dir: &Path, sdk: &[PathBuf]) -> PathBuf {
     fs::create_dir_all(&ext_classes).expect("mkdir");
     let mut cp = sdk.to_vec();
     cp.push(super::classes());
-    javac(&cp, &ext_classes, &root.join("java/otel/src"));
+    javac_to(&cp, &ext_classes, &root.join("java/otel/src"));
     copy_tree(&root.join("java/otel/resources"), &ext_classes);
     ext_classes
 }
