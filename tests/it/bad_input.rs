@@ -10,7 +10,7 @@
 //!   `scripts/jdks.sh`): one logged `jfrctx: error:` line, the application runs to completion and
 //!   exits 0.
 
-use crate::common;
+use crate::common::{self, JvmRun, Run};
 
 use std::fs;
 use std::path::PathBuf;
@@ -20,15 +20,13 @@ const TIMEOUT: Duration = Duration::from_secs(90);
 
 /// Runs the Faults workload briefly on `java` with `options` and checks the JVM refused to start
 /// with exactly one `jfrctx:` line containing every string in `names`.
-fn assert_rejected_on(java: &std::path::Path, options: &str, names: &[&str]) -> common::Output {
-    let out = common::spawn_java(
-        java,
-        &[common::agent_arg(options)],
-        "gt.Faults",
-        &["normal", "1"],
-        &[],
-    )
-    .wait(TIMEOUT);
+fn assert_rejected_on(java: &std::path::Path, options: &str, names: &[&str]) -> Run {
+    let out = JvmRun::with_java(java, &java.display().to_string())
+        .agent(options)
+        .main("gt.Faults")
+        .args(["normal", "1"])
+        .timeout(TIMEOUT)
+        .run();
     assert!(
         !out.status.success(),
         "the JVM started with bad input {options:?}:\n{}",
@@ -175,16 +173,13 @@ fn runtime_without_jfr() -> PathBuf {
 #[test]
 fn runtime_without_jfr_runs_the_application_unprofiled() {
     let java = runtime_without_jfr();
-    let jsonl = common::out_file("bad-input-nojfr.jsonl");
-    let options = format!("sink=jsonl:{},period=10ms", jsonl.display());
-    let out = common::spawn_java(
-        &java,
-        &[common::agent_arg(&options)],
-        "gt.Faults",
-        &["normal", "1"],
-        &[],
-    )
-    .wait(TIMEOUT);
+    let out = JvmRun::with_java(&java, "a runtime without jdk.jfr")
+        .jsonl("bad-input-nojfr.jsonl")
+        .agent("sink=jsonl:{jsonl},period=10ms")
+        .main("gt.Faults")
+        .args(["normal", "1"])
+        .timeout(TIMEOUT)
+        .run();
     assert_eq!(out.status.code(), Some(0), "{}", out.dump());
     let work = common::summary_json(&out)
         .unwrap_or_else(|| panic!("the application did not finish:\n{}", out.dump()));
@@ -205,5 +200,5 @@ fn runtime_without_jfr_runs_the_application_unprofiled() {
     // The summary still comes, and says honestly that nothing was recorded.
     let summary = out.agent_summary();
     assert_eq!(summary.received, 0, "{}", summary.line);
-    assert_eq!(common::read_json_lines(&jsonl).len(), 0);
+    assert_eq!(out.samples().len(), 0);
 }

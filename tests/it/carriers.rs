@@ -22,7 +22,7 @@
 //!
 //! `cargo test --test it carriers:: -- --nocapture` prints the figures.
 
-use crate::common;
+use crate::common::{self, JvmRun};
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -99,34 +99,17 @@ fn classify(sample: &Value, method: &str) -> Verdict {
 
 fn carriers(jdk: u32) {
     let _serial = common::serial();
-    let jsonl = common::out_file(&format!("carriers-{jdk}.jsonl"));
-    let options = format!(
-        "sink=jsonl:{},events=jdk.ExecutionSample#period=1ms+alloc",
-        jsonl.display()
-    );
-    let jvm_args = vec![DONTINLINE.to_string(), common::agent_arg(&options)];
-    let out = common::run_java_with(
-        jdk,
-        &jvm_args,
-        "gt.Carriers",
-        &[SECONDS, THREADS],
-        Duration::from_secs(120),
-    );
-    assert!(
-        out.status.success(),
-        "Carriers failed on JDK {jdk}:\n{}",
-        out.dump()
-    );
-    let work = common::summary_json(&out)
-        .unwrap_or_else(|| panic!("no JSON summary from the workload:\n{}", out.dump()));
-    let summary = out.agent_summary();
-    let samples = common::read_json_lines(&jsonl);
-    assert_eq!(
-        summary.received,
-        samples.len() as u64,
-        "agent summary vs {}",
-        jsonl.display()
-    );
+    let out = JvmRun::new(jdk)
+        .jsonl(&format!("carriers-{jdk}.jsonl"))
+        .jvm_arg(DONTINLINE)
+        .agent("sink=jsonl:{jsonl},events=jdk.ExecutionSample#period=1ms+alloc")
+        .main("gt.Carriers")
+        .args([SECONDS, THREADS])
+        .timeout(Duration::from_secs(120))
+        .run();
+    out.assert_clean_exit();
+    let work = out.workload_summary();
+    let (_, samples) = out.summary_and_samples();
 
     let mut correct = 0usize;
     let mut unknown: BTreeMap<String, usize> = BTreeMap::new();

@@ -14,7 +14,7 @@
 //! by `go tool pprof -raw`) sums exactly those weights with the shortest one as its `Period`.
 //! `cargo test --test it coexistence:: -- --nocapture` prints what it found.
 
-use crate::common;
+use crate::common::{self, JvmRun, Output};
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -168,7 +168,7 @@ fn pprof_cpu(file: &Path) -> (i64, i64, i64) {
     (samples, cpu, period.expect("a Period line"))
 }
 
-fn check(case: &Case, jsonl: &Path, pprof: &Path, other: &Path, out: &common::Output) {
+fn check(case: &Case, jsonl: &Path, pprof: &Path, other: &Path, out: &Output) {
     let (jdk, what) = (case.jdk, case.what.as_str());
     let samples = common::read_json_lines(jsonl);
     let (correct, unknown, wrong) = classify(&samples);
@@ -337,20 +337,16 @@ fn with_start_flight_recording(jdk: u32, settings: &str, agent_ms: i64, other_ms
     let jsonl = common::out_file(&format!("coexist-startfr-{settings}-{jdk}.jsonl"));
     let pprof = common::out_file(&format!("coexist-startfr-{settings}-{jdk}.pprof"));
     let other = common::out_file(&format!("coexist-startfr-{settings}-{jdk}-other.jfr"));
-    let args = vec![
-        format!(
+    let out = JvmRun::new(jdk)
+        .jvm_arg(format!(
             "-XX:StartFlightRecording=filename={},settings={settings}",
             other.display()
-        ),
-        common::agent_arg(&agent_options(&case, &jsonl, &pprof)),
-    ];
-    let out = common::run_java_with(
-        jdk,
-        &args,
-        "gt.GroundTruth",
-        &["5", "platform"],
-        Duration::from_secs(180),
-    );
+        ))
+        .agent(&agent_options(&case, &jsonl, &pprof))
+        .main("gt.GroundTruth")
+        .args(["5", "platform"])
+        .timeout(Duration::from_secs(180))
+        .run();
     assert!(out.status.success(), "JDK {jdk}:\n{}", out.dump());
     check(&case, &jsonl, &pprof, &other, &out);
 }
@@ -386,13 +382,12 @@ fn with_jcmd_recording(jdk: u32, agent_ms: i64) {
     let jsonl = common::out_file(&format!("coexist-jcmd-{jdk}.jsonl"));
     let pprof = common::out_file(&format!("coexist-jcmd-{jdk}.pprof"));
     let other = common::out_file(&format!("coexist-jcmd-{jdk}-other.jfr"));
-    let mut jvm = common::spawn_java(
-        &common::java(jdk),
-        &[common::agent_arg(&agent_options(&case, &jsonl, &pprof))],
-        "gt.GroundTruth",
-        &["9", "platform"],
-        &[],
-    );
+    let mut jvm = JvmRun::new(jdk)
+        .agent(&agent_options(&case, &jsonl, &pprof))
+        .main("gt.GroundTruth")
+        .args(["9", "platform"])
+        .timeout(Duration::from_secs(120))
+        .spawn();
     let pid = jvm.pid() as u32;
     std::thread::sleep(Duration::from_secs(2));
     let started = jcmd(
@@ -407,7 +402,7 @@ fn with_jcmd_recording(jdk: u32, agent_ms: i64) {
     );
     std::thread::sleep(Duration::from_secs(3));
     let stopped = jcmd(jdk, pid, &["JFR.stop", "name=x"]);
-    let out = jvm.wait(Duration::from_secs(120));
+    let out = jvm.finish();
     assert!(
         out.status.success(),
         "JDK {jdk}:\n{started}\n{stopped}\n{}",

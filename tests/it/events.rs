@@ -8,7 +8,7 @@
 //! `cargo test --test it events:: -- --nocapture` prints the figures (events per JDK, latency p50/p99
 //! and process CPU in default and live mode).
 
-use crate::common;
+use crate::common::{self, JvmRun, Output};
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -82,37 +82,30 @@ fn tally(samples: &[Value], events: &[&str]) -> Tally {
 }
 
 /// Runs the workload in `mode` with the agent (`options` appended) and returns the samples.
-fn run(jdk: u32, mode: &str, seconds: &str, options: &str) -> (Vec<Value>, common::Output) {
+fn run(jdk: u32, mode: &str, seconds: &str, options: &str) -> (Vec<Value>, Output) {
     run_as(jdk, mode, mode, seconds, options)
 }
 
 /// [`run`] with the output file named after `tag` instead of `mode`.
-fn run_as(
-    jdk: u32,
-    mode: &str,
-    tag: &str,
-    seconds: &str,
-    options: &str,
-) -> (Vec<Value>, common::Output) {
+fn run_as(jdk: u32, mode: &str, tag: &str, seconds: &str, options: &str) -> (Vec<Value>, Output) {
     let _serial = common::serial();
     let jsonl = common::out_file(&format!("events-{tag}-{jdk}.jsonl"));
     let opts = format!("sink=jsonl:{},{options}", jsonl.display());
-    let out = common::run_java(
-        jdk,
-        Some(&opts),
-        "ev.EventWorkload",
-        &[mode, seconds],
-        Duration::from_secs(180),
-    );
+    let out = JvmRun::new(jdk)
+        .agent(&opts)
+        .main("ev.EventWorkload")
+        .args([mode, seconds])
+        .timeout(Duration::from_secs(180))
+        .run();
     assert!(
         out.status.success(),
         "EventWorkload {mode} failed on JDK {jdk}:\n{}",
         out.dump()
     );
-    (common::read_json_lines(&jsonl), out)
+    (common::read_json_lines(&jsonl), out.out)
 }
 
-fn assert_clean(jdk: u32, what: &str, t: &Tally, min_correct: usize, out: &common::Output) {
+fn assert_clean(jdk: u32, what: &str, t: &Tally, min_correct: usize, out: &Output) {
     println!(
         "{what} JDK {jdk}: correct {} unknown {} wrong {} per method {:?}",
         t.correct,
@@ -337,13 +330,12 @@ fn unknown_preset_stops_the_jvm_with_one_line() {
         ("events=cpu+heap", "unknown preset 'heap'"),
         ("events=jdk.ThreadPark#threshold", "missing '='"),
     ] {
-        let out = common::run_java(
-            17,
-            Some(opts),
-            "ev.EventWorkload",
-            &["cpu", "1"],
-            Duration::from_secs(60),
-        );
+        let out = JvmRun::new(17)
+            .agent(opts)
+            .main("ev.EventWorkload")
+            .args(["cpu", "1"])
+            .timeout(Duration::from_secs(60))
+            .run();
         assert!(!out.status.success(), "{opts} started:\n{}", out.dump());
         let lines = out.agent_lines();
         assert_eq!(lines.len(), 1, "{opts}:\n{}", out.dump());

@@ -3,74 +3,57 @@
 //! file is complete (every line parses and their number is the summary's `received`) and the
 //! summary line is printed once and adds up. Workload: `tests/java/gt/Faults.java`.
 
-use crate::common;
+use crate::common::{self, JvmRun, Run};
 
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 
-fn options(jsonl: &std::path::Path) -> String {
-    format!("sink=jsonl:{},period=10ms", jsonl.display())
-}
+const OPTIONS: &str = "sink=jsonl:{jsonl},period=10ms";
 
 /// The checks every exit path shares: exit code, complete file, one balanced summary, no other
 /// `jfrctx:` line.
-fn assert_complete(out: &common::Output, jsonl: &std::path::Path, code: i32) {
-    assert_eq!(out.status.code(), Some(code), "{}", out.dump());
-    let summary = out.agent_summary();
-    let samples = common::read_json_lines(jsonl);
-    assert_eq!(
-        samples.len() as u64,
-        summary.received,
-        "{} has {} lines, the summary says: {}",
-        jsonl.display(),
-        samples.len(),
-        summary.line
-    );
+fn assert_complete(out: &Run, code: i32) {
+    out.assert_exit_code(code);
+    let (summary, _) = out.summary_and_samples();
     assert!(summary.received > 0, "no samples: {}", summary.line);
-    assert!(
-        out.agent_messages().is_empty(),
-        "unexpected jfrctx messages:\n{}",
-        out.dump()
-    );
+    out.assert_no_agent_messages();
 }
 
 /// `gt.Faults MODE 2` on `jdk`, expecting exit code `code`.
-fn ends_by(jdk: u32, mode: &str, code: i32) -> common::Output {
+fn ends_by(jdk: u32, mode: &str, code: i32) -> Run {
     let _serial = common::serial();
-    let jsonl = common::out_file(&format!("exit-{mode}-{jdk}.jsonl"));
-    let out = common::run_java(
-        jdk,
-        Some(&options(&jsonl)),
-        "gt.Faults",
-        &[mode, "2"],
-        TIMEOUT,
-    );
+    let out = JvmRun::new(jdk)
+        .jsonl(&format!("exit-{mode}-{jdk}.jsonl"))
+        .agent(OPTIONS)
+        .main("gt.Faults")
+        .args([mode, "2"])
+        .timeout(TIMEOUT)
+        .run();
     assert!(
         out.stdout.contains("\"done\":true"),
         "the workload did not reach its end:\n{}",
         out.dump()
     );
-    assert_complete(&out, &jsonl, code);
+    assert_complete(&out, code);
     out
 }
 
 fn sigterm(jdk: u32) {
     let _serial = common::serial();
-    let jsonl = common::out_file(&format!("exit-sigterm-{jdk}.jsonl"));
-    let mut jvm = common::spawn_java(
-        &common::java(jdk),
-        &[common::agent_arg(&options(&jsonl))],
-        "gt.Faults",
-        &["wait"],
-        &[],
-    );
+    let mut jvm = JvmRun::new(jdk)
+        .jsonl(&format!("exit-sigterm-{jdk}.jsonl"))
+        .agent(OPTIONS)
+        .main("gt.Faults")
+        .args(["wait"])
+        .timeout(TIMEOUT)
+        .spawn();
     jvm.wait_for_stdout("faults: ready", Duration::from_secs(60));
     std::thread::sleep(Duration::from_secs(2));
     jvm.signal(libc::SIGTERM);
-    let out = jvm.wait(TIMEOUT);
+    let out = jvm.finish();
     // 128 + SIGTERM: the JVM ran its shutdown hooks (and VMDeath) and exited.
-    assert_complete(&out, &jsonl, 143);
+    assert_complete(&out, 143);
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! application's output is complete, the fault is logged on exactly one `jfrctx:` line, the exit
 //! summary is printed and adds up, and no sample carries a wrong context.
 
-use crate::common;
+use crate::common::{self, JvmRun, Output, Run};
 
 use serde_json::Value;
 use std::path::Path;
@@ -14,19 +14,20 @@ use std::time::{Duration, Instant};
 const TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Runs `gt.Faults mode seconds` on `jdk` with the agent `options` and `env`.
-fn run(jdk: u32, options: &str, mode: &str, seconds: &str, env: &[(&str, &str)]) -> common::Output {
-    common::spawn_java(
-        &common::java(jdk),
-        &[common::agent_arg(options)],
-        "gt.Faults",
-        &[mode, seconds],
-        env,
-    )
-    .wait(TIMEOUT)
+fn run(jdk: u32, options: &str, mode: &str, seconds: &str, env: &[(&str, &str)]) -> Run {
+    let mut jvm = JvmRun::new(jdk)
+        .agent(options)
+        .main("gt.Faults")
+        .args([mode, seconds])
+        .timeout(TIMEOUT);
+    for (k, v) in env {
+        jvm = jvm.env(k, v);
+    }
+    jvm.run()
 }
 
 /// Exit code 0 and the workload's closing JSON line (printed after its workers stopped).
-fn assert_application_completed(out: &common::Output, mode: &str) {
+fn assert_application_completed(out: &Output, mode: &str) {
     assert_eq!(out.status.code(), Some(0), "{}", out.dump());
     let work = common::summary_json(out)
         .unwrap_or_else(|| panic!("the application did not finish:\n{}", out.dump()));
@@ -36,7 +37,7 @@ fn assert_application_completed(out: &common::Output, mode: &str) {
 }
 
 /// The one `jfrctx:` message besides the summary; it must contain every string in `names`.
-fn the_one_message<'a>(out: &'a common::Output, names: &[&str]) -> &'a str {
+fn the_one_message<'a>(out: &'a Output, names: &[&str]) -> &'a str {
     let messages = out.agent_messages();
     assert_eq!(
         messages.len(),
@@ -95,7 +96,7 @@ fn assert_no_wrong_context(samples: &[Value]) -> (usize, usize) {
 }
 
 /// The sink file parses line by line and holds exactly what the summary says was received.
-fn assert_file_complete(out: &common::Output, jsonl: &Path) -> Vec<Value> {
+fn assert_file_complete(out: &Output, jsonl: &Path) -> Vec<Value> {
     let summary = out.agent_summary();
     let samples = common::read_json_lines(jsonl);
     assert_eq!(
@@ -145,13 +146,12 @@ fn a_sink_file_deleted_mid_run_is_started_again() {
     let _serial = common::serial();
     let jsonl = common::out_file("faults-deleted.jsonl");
     let options = format!("sink=jsonl:{},period=10ms", jsonl.display());
-    let jvm = common::spawn_java(
-        &common::java(17),
-        &[common::agent_arg(&options)],
-        "gt.Faults",
-        &["normal", "6"],
-        &[],
-    );
+    let jvm = JvmRun::new(17)
+        .agent(&options)
+        .main("gt.Faults")
+        .args(["normal", "6"])
+        .timeout(TIMEOUT)
+        .spawn();
     // Delete the file once samples reached it (the stream delivers about once a second).
     let start = Instant::now();
     while std::fs::metadata(&jsonl).map_or(0, |m| m.len()) == 0 {
@@ -164,7 +164,7 @@ fn a_sink_file_deleted_mid_run_is_started_again() {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::fs::remove_file(&jsonl).expect("delete the sink file");
-    let out = jvm.wait(TIMEOUT);
+    let out = jvm.finish();
     assert_application_completed(&out, "normal");
     let message = the_one_message(&out, &["deleted", "new file at the same path"]);
     // "... the N samples written to it went with it ...": those plus the new file's lines are

@@ -15,7 +15,7 @@
 //!   the workers' contexts); a throwing listener keeps receiving and is reported once; a listener
 //!   that installs `{ft: listener}` and burns CPU never sees its own samples (the JSON sink does).
 
-use crate::common;
+use crate::common::{self, JvmRun, Output};
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -46,7 +46,7 @@ fn context(sample: &Value) -> Option<BTreeMap<String, String>> {
     )
 }
 
-fn summary_line(out: &common::Output) -> String {
+fn summary_line(out: &Output) -> String {
     let lines: Vec<&str> = out
         .agent_lines()
         .into_iter()
@@ -140,13 +140,12 @@ fn filter_phases(jdk: u32) {
     let _serial = common::serial();
     let jsonl = common::out_file(&format!("filter-phases-{jdk}.jsonl"));
     let opts = format!("sink=jsonl:{},period=10ms", jsonl.display());
-    let out = common::run_java(
-        jdk,
-        Some(&opts),
-        "ft.FilterWorkload",
-        &["phases", sampler(jdk)],
-        Duration::from_secs(120),
-    );
+    let out = JvmRun::new(jdk)
+        .agent(&opts)
+        .main("ft.FilterWorkload")
+        .args(["phases", sampler(jdk)])
+        .timeout(Duration::from_secs(120))
+        .run();
     assert!(out.status.success(), "{}", out.dump());
     let windows: Vec<Value> = out
         .stdout
@@ -221,13 +220,12 @@ fn filter_option(jdk: u32) {
         jsonl.display(),
         sampler(jdk)
     );
-    let out = common::run_java(
-        jdk,
-        Some(&opts),
-        "ft.FilterWorkload",
-        &["option"],
-        Duration::from_secs(60),
-    );
+    let out = JvmRun::new(jdk)
+        .agent(&opts)
+        .main("ft.FilterWorkload")
+        .args(["option"])
+        .timeout(Duration::from_secs(60))
+        .run();
     assert!(out.status.success(), "{}", out.dump());
     let samples = common::read_json_lines(&jsonl);
     let mut acme = 0;
@@ -243,13 +241,12 @@ fn filter_option(jdk: u32) {
     assert!(acme >= 10, "JDK {jdk}: {acme} ft_acme samples");
     println!("JDK {jdk}: filter option kept {} samples", samples.len());
 
-    let bad = common::run_java(
-        jdk,
-        Some("filter=*:has_kye(x)"),
-        "ft.FilterWorkload",
-        &["option"],
-        Duration::from_secs(60),
-    );
+    let bad = JvmRun::new(jdk)
+        .agent("filter=*:has_kye(x)")
+        .main("ft.FilterWorkload")
+        .args(["option"])
+        .timeout(Duration::from_secs(60))
+        .run();
     assert!(!bad.status.success(), "{}", bad.dump());
     assert_eq!(
         bad.agent_lines(),
@@ -266,13 +263,12 @@ fn listener(jdk: u32) {
     let _serial = common::serial();
     let jsonl = common::out_file(&format!("listener-{jdk}.jsonl"));
     let opts = format!("sink=jsonl:{},period=10ms", jsonl.display());
-    let out = common::run_java(
-        jdk,
-        Some(&opts),
-        "ft.FilterWorkload",
-        &["listener"],
-        Duration::from_secs(90),
-    );
+    let out = JvmRun::new(jdk)
+        .agent(&opts)
+        .main("ft.FilterWorkload")
+        .args(["listener"])
+        .timeout(Duration::from_secs(90))
+        .run();
     assert!(out.status.success(), "{}", out.dump());
     let got = common::summary_json(&out).unwrap_or_else(|| panic!("{}", out.dump()));
     let samples = common::read_json_lines(&jsonl);
@@ -334,13 +330,12 @@ fn blocking_listener(jdk: u32) {
     let opts = format!("sink=jsonl:{},period=10ms", jsonl.display());
     common::agent_lib(); // built before the clock starts
     let started = std::time::Instant::now();
-    let out = common::run_java(
-        jdk,
-        Some(&opts),
-        "ft.FilterWorkload",
-        &["blocking"],
-        Duration::from_secs(90),
-    );
+    let out = JvmRun::new(jdk)
+        .agent(&opts)
+        .main("ft.FilterWorkload")
+        .args(["blocking"])
+        .timeout(Duration::from_secs(90))
+        .run();
     let took = started.elapsed();
     assert!(out.status.success(), "{}", out.dump());
     assert!(took < Duration::from_secs(30), "JDK {jdk}: took {took:?}");

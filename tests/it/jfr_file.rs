@@ -17,246 +17,18 @@
 //!
 //! `cargo test --test it jfr_file:: -- --nocapture` prints the figures per JDK.
 
-use crate::common;
+mod read;
 
+use crate::common::{self, JvmRun};
+use read::{
+    agree, complete_chunks, from_jfr_json, from_jmc, from_jsonl, gt_expected, jfr_tool, jmc_read,
+    parse_instant, sorted,
+};
 use serde_json::Value;
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
+use std::path::Path;
 use std::time::Duration;
 
 const SECONDS: &str = "3";
-
-/// One sample as both files tell it.
-#[derive(Debug, Clone, PartialEq)]
-struct Sample {
-    /// ns: `time_ns` (monotonic) for JSON lines, epoch ns for JFR.
-    time: i128,
-    thread: Option<u64>,
-    /// `Ok(map)` (empty: no context) or `Err(reason)`.
-    context: Result<BTreeMap<String, String>, String>,
-    /// `method:line`, leaf first.
-    stack: Vec<String>,
-}
-
-fn from_jsonl(v: &Value) -> Sample {
-    let context = match (&v["context"], v["unknown"].as_str()) {
-        (Value::Object(m), None) => Ok(m
-            .iter()
-            .map(|(k, v)| (k.clone(), v.as_str().expect("string value").to_string()))
-            .collect()),
-        (Value::Null, Some(r)) => Err(r.to_string()),
-        other => panic!("unexpected context in JSON lines: {other:?}"),
-    };
-    Sample {
-        time: i128::from(v["time_ns"].as_i64().expect("time_ns")),
-        thread: v["thread"]["id"].as_u64(),
-        context,
-        stack: v["stack"]
-            .as_array()
-            .expect("stack")
-            .iter()
-            .map(|f| format!("{}:{}", f["method"].as_str().unwrap(), f["line"]))
-            .collect(),
-    }
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// Epoch ns of an `Instant.toString()` text (`2026-11-23T17:42:42.355722097Z`, fraction of 0 to
-/// 9 digits).
-fn parse_instant(s: &str) -> i128 {
-    let s = s
-        .strip_suffix('Z')
-        .unwrap_or_else(|| panic!("not UTC: {s}"));
-    let (date, time) = s.split_once('T').expect("T");
-    let d: Vec<i64> = date.split('-').map(|x| x.parse().unwrap()).collect();
-    let (hms, frac) = time.split_once('.').unwrap_or((time, ""));
-    let t: Vec<i64> = hms.split(':').map(|x| x.parse().unwrap()).collect();
-    let mut ns: i128 = 0;
-    for (i, c) in frac.chars().enumerate() {
-        ns += i128::from(c.to_digit(10).unwrap()) * 10i128.pow(8 - i as u32);
-    }
-    let secs = days_from_civil(d[0], d[1], d[2]) * 86_400 + t[0] * 3600 + t[1] * 60 + t[2];
-    i128::from(secs) * 1_000_000_000 + ns
-}
-
-/// A sample's context as the JFR file holds it: `context` null and `contextUnknown` null (no
-/// context), null and a reason (unknown), or the `jfrctx.Context` value, the entries' JSON text.
-fn file_context(
-    context: &Value,
-    unknown: Option<&str>,
-    reader: &str,
-) -> Result<BTreeMap<String, String>, String> {
-    match (context, unknown) {
-        (Value::Null, None) => Ok(BTreeMap::new()),
-        (Value::Null, Some(r)) => Err(r.to_string()),
-        (Value::String(json), None) => {
-            let m: serde_json::Map<String, Value> = serde_json::from_str(json)
-                .unwrap_or_else(|e| panic!("{reader}: context {json:?} is not a JSON object: {e}"));
-            assert!(!m.is_empty(), "{reader}: an empty context must be null");
-            Ok(m.into_iter()
-                .map(|(k, v)| (k, v.as_str().expect("string value").to_string()))
-                .collect())
-        }
-        other => panic!("{reader}: unexpected context {other:?}"),
-    }
-}
-
-fn from_jfr_json(e: &Value) -> Sample {
-    let v = &e["values"];
-    let context = file_context(
-        &v["context"],
-        v["contextUnknown"].as_str(),
-        "jfr print --json",
-    );
-    let stack = v["stackTrace"]["frames"]
-        .as_array()
-        .map(|frames| {
-            frames
-                .iter()
-                .map(|f| {
-                    let m = &f["method"];
-                    let class = m["type"]["name"].as_str().unwrap().replace('/', ".");
-                    format!(
-                        "{class}.{}:{}",
-                        m["name"].as_str().unwrap(),
-                        f["lineNumber"]
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    Sample {
-        time: parse_instant(v["startTime"].as_str().expect("startTime")),
-        thread: v["sampledThread"]["javaThreadId"].as_u64(),
-        context,
-        stack,
-    }
-}
-
-/// A JMC checker output line (see `tests/jmc/JmcCheck.java`).
-fn from_jmc(v: &Value) -> Sample {
-    let context = file_context(&v["context"], v["unknown"].as_str(), "JMC");
-    Sample {
-        time: i128::from(v["time_ns"].as_i64().expect("time_ns")),
-        thread: v["thread"].as_u64(),
-        context,
-        stack: v["stack"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| f.as_str().unwrap().to_string())
-            .collect(),
-    }
-}
-
-/// JMC's jars (`scripts/jmc.sh` fetches them once) and `JmcCheck` compiled against them: the
-/// class path to run it with.
-fn jmc_classpath() -> &'static str {
-    static CP: OnceLock<String> = OnceLock::new();
-    CP.get_or_init(|| {
-        let out = Command::new("bash")
-            .arg(common::root().join("scripts/jmc.sh"))
-            .output()
-            .expect("run scripts/jmc.sh");
-        assert!(
-            out.status.success(),
-            "scripts/jmc.sh failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-        let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string());
-        let mut jars: Vec<String> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
-            .flatten()
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "jar"))
-            .map(|p| p.display().to_string())
-            .collect();
-        jars.sort();
-        let classes = common::target_dir().join("it-jmc-classes");
-        std::fs::create_dir_all(&classes).unwrap();
-        let javac = common::jdk_home(17).join("bin/javac");
-        let out = Command::new(&javac)
-            .args(["--release", "17", "-cp", &jars.join(":"), "-d"])
-            .arg(&classes)
-            .arg(common::root().join("tests/jmc/JmcCheck.java"))
-            .output()
-            .expect("run javac");
-        assert!(
-            out.status.success(),
-            "javac JmcCheck: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        jars.push(classes.display().to_string());
-        jars.join(":")
-    })
-}
-
-/// Every event of `jfr` as JMC's parser reads it.
-fn jmc_read(jfr: &Path) -> Vec<Value> {
-    let out = Command::new(common::java(17))
-        .args(["-cp", jmc_classpath(), "JmcCheck"])
-        .arg(jfr)
-        .output()
-        .expect("run JmcCheck");
-    assert!(
-        out.status.success(),
-        "JmcCheck {} failed: {}",
-        jfr.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    common::parse_json_lines(&String::from_utf8_lossy(&out.stdout), "JmcCheck")
-}
-
-/// `got` (a reader's view of the JFR file) equals `want` (the JSON lines) sample for sample,
-/// times up to one constant offset; returns the samples with a non-empty context.
-fn agree(reader: &str, got: Vec<Sample>, want: &[Sample]) -> usize {
-    let got = sorted(got);
-    assert_eq!(got.len(), want.len(), "{reader}: number of samples");
-    let offset = got[0].time - want[0].time;
-    let mut with_context = 0;
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert_eq!(
-            g.time - w.time,
-            offset,
-            "{reader}, sample {i}: times do not differ by the file's one offset"
-        );
-        let shifted = Sample {
-            time: g.time - offset,
-            ..g.clone()
-        };
-        assert_eq!(&shifted, w, "{reader}, sample {i} differs");
-        with_context += usize::from(matches!(&w.context, Ok(m) if !m.is_empty()));
-    }
-    with_context
-}
-
-fn jfr_tool(jdk: u32, args: &[&str]) -> String {
-    let out = Command::new(common::jdk_home(jdk).join("bin/jfr"))
-        .args(args)
-        .output()
-        .expect("run jfr");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "jfr {args:?} (JDK {jdk}) failed: {}\n{}\n{}",
-        out.status,
-        &stdout[..stdout.len().min(4000)],
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
-}
 
 /// Runs the workload with both sinks; returns the JSON lines' samples.
 fn record(jdk: u32, jsonl: &Path, jfr: &Path) -> Vec<Value> {
@@ -266,24 +38,18 @@ fn record(jdk: u32, jsonl: &Path, jfr: &Path) -> Vec<Value> {
         jsonl.display(),
         jfr.display()
     );
-    let out = common::run_java(
-        jdk,
-        Some(&options),
-        "gt.GroundTruth",
-        &[SECONDS, "platform"],
-        Duration::from_secs(120),
-    );
+    let out = JvmRun::new(jdk)
+        .agent(&options)
+        .main("gt.GroundTruth")
+        .args([SECONDS, "platform"])
+        .timeout(Duration::from_secs(120))
+        .run();
     assert!(out.status.success(), "JDK {jdk}:\n{}", out.dump());
     let summary = out.agent_summary();
     assert_eq!(summary.sink("jfr:").errors, 0, "{}", out.dump());
     let lines = common::read_json_lines(jsonl);
     assert_eq!(summary.sink("jfr:").records, lines.len() as u64);
     lines
-}
-
-fn sorted(mut v: Vec<Sample>) -> Vec<Sample> {
-    v.sort_by_key(|a| (a.time, a.thread));
-    v
 }
 
 fn check(jdk: u32) {
@@ -387,39 +153,6 @@ fn instants_parse() {
     );
 }
 
-/// The context a `gt_*` method of `tests/java/gt/GroundTruth.java` runs in (as in
-/// `tests/it/ground_truth.rs`).
-fn gt_expected(method: &str) -> BTreeMap<String, String> {
-    let name = method.strip_prefix("gt_").expect("a gt_* method");
-    let mut m = BTreeMap::new();
-    match name {
-        "none" => {}
-        "inner" => {
-            m.insert("gt".into(), "inner".into());
-            m.insert("layer".into(), "2".into());
-        }
-        other => {
-            m.insert("gt".into(), other.into());
-        }
-    }
-    m
-}
-
-/// The number of complete chunks at the start of `bytes` (each a header whose size fits).
-fn complete_chunks(bytes: &[u8]) -> usize {
-    let mut at = 0usize;
-    let mut n = 0;
-    while bytes.len() >= at + 68 && &bytes[at..at + 4] == b"FLR\0" {
-        let size = u64::from_be_bytes(bytes[at + 8..at + 16].try_into().unwrap()) as usize;
-        if size < 68 || at + size > bytes.len() {
-            break;
-        }
-        at += size;
-        n += 1;
-    }
-    n
-}
-
 /// `interval=1s` ends a chunk every second; a JVM killed with SIGKILL (no VMDeath, no finish)
 /// leaves a file whose completed chunks `jfr` reads whole, every sample with its right context.
 #[test]
@@ -429,13 +162,12 @@ fn a_killed_jvm_leaves_its_completed_chunks_readable() {
     let options = format!("sink=jfr:{},interval=1s,period=1ms", jfr.display());
     let mut jvm = {
         let _serial = common::serial();
-        common::spawn_java(
-            &common::java(jdk),
-            &[common::agent_arg(&options)],
-            "gt.GroundTruth",
-            &["30", "platform"],
-            &[],
-        )
+        JvmRun::new(jdk)
+            .agent(&options)
+            .main("gt.GroundTruth")
+            .args(["30", "platform"])
+            .timeout(Duration::from_secs(30))
+            .spawn()
     };
     let started = std::time::Instant::now();
     let mut chunks = 0;
@@ -449,7 +181,7 @@ fn a_killed_jvm_leaves_its_completed_chunks_readable() {
         chunks = complete_chunks(&std::fs::read(&jfr).unwrap_or_default());
     }
     jvm.signal(libc::SIGKILL);
-    let out = jvm.wait(Duration::from_secs(30));
+    let out = jvm.finish();
     assert!(!out.status.success(), "the JVM was killed");
     let bytes = std::fs::read(&jfr).unwrap();
     let complete = complete_chunks(&bytes);
@@ -511,13 +243,12 @@ fn jdk25_shows_contextual_spans_on_park_events() {
     );
     let out = {
         let _serial = common::serial();
-        common::run_java(
-            jdk,
-            Some(&options),
-            "ev.EventWorkload",
-            &["park", "2"],
-            Duration::from_secs(120),
-        )
+        JvmRun::new(jdk)
+            .agent(&options)
+            .main("ev.EventWorkload")
+            .args(["park", "2"])
+            .timeout(Duration::from_secs(120))
+            .run()
     };
     assert!(out.status.success(), "{}", out.dump());
     let with_context = common::read_json_lines(&jsonl)

@@ -13,7 +13,7 @@
 //! `unknown: history_expired`. The unit tests in `agent/join_tests.rs` and
 //! `agent/context/history_tests.rs` check that a pruned stretch that had a context stays unknown.
 
-use crate::common;
+use crate::common::{self, JvmRun};
 
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -24,21 +24,15 @@ const MIN_WAIT_NS: i64 = 4_000_000_000;
 
 fn long_wait(jdk: u32) {
     let _serial = common::serial();
-    let jsonl = common::out_file(&format!("long-wait-{jdk}.jsonl"));
-    let options = format!("sink=jsonl:{},events=lock,retention=3s", jsonl.display());
-    let out = common::run_java(
-        jdk,
-        Some(&options),
-        "gt.LongWait",
-        &[WAIT_MS],
-        Duration::from_secs(60),
-    );
-    assert!(
-        out.status.success(),
-        "LongWait failed on JDK {jdk}:\n{}",
-        out.dump()
-    );
-    let samples = common::read_json_lines(&jsonl);
+    let out = JvmRun::new(jdk)
+        .jsonl(&format!("long-wait-{jdk}.jsonl"))
+        .agent("sink=jsonl:{jsonl},events=lock,retention=3s")
+        .main("gt.LongWait")
+        .args([WAIT_MS])
+        .timeout(Duration::from_secs(60))
+        .run();
+    out.assert_clean_exit();
+    let samples = out.samples();
     let waits: Vec<&Value> = samples
         .iter()
         .filter(|s| {

@@ -11,7 +11,7 @@
 //! `{}`; those methods are kept out of line (a sample in a method that C2 inlined into another
 //! may be credited to the wrong one of them, which would read as a wrong context).
 
-use crate::common;
+use crate::common::{self, JvmRun};
 
 use common::verdict::{self, Verdict};
 use serde_json::Value;
@@ -46,29 +46,21 @@ fn mc_method(sample: &Value) -> Option<String> {
 /// Runs the workload and checks every `mc_*` sample; returns the workload's summary.
 fn run(jdk: u32, label: &str, args: &[&str]) -> Value {
     let _serial = common::serial();
-    let jsonl = common::out_file(&format!("multi-copy-{jdk}-{label}.jsonl"));
-    let jvm_args = vec![
-        common::agent_arg(&format!("sink=jsonl:{},period=1ms", jsonl.display())),
-        "-XX:CompileCommand=quiet".to_string(),
-        DONTINLINE.to_string(),
-    ];
-    let out = common::run_java_with(
-        jdk,
-        &jvm_args,
-        "mc.MultiCopy",
-        args,
-        Duration::from_secs(120),
-    );
+    let out = JvmRun::new(jdk)
+        .jsonl(&format!("multi-copy-{jdk}-{label}.jsonl"))
+        .agent("sink=jsonl:{jsonl},period=1ms")
+        .jvm_args(["-XX:CompileCommand=quiet", DONTINLINE])
+        .main("mc.MultiCopy")
+        .args(args)
+        .timeout(Duration::from_secs(120))
+        .run();
     assert!(
         out.status.success(),
         "MultiCopy {args:?} failed on JDK {jdk}:\n{}",
         out.dump()
     );
-    let summary = out.agent_summary();
-    let work = common::summary_json(&out)
-        .unwrap_or_else(|| panic!("no JSON summary from the workload:\n{}", out.dump()));
-    let samples = common::read_json_lines(&jsonl);
-    assert_eq!(summary.received, samples.len() as u64, "{}", summary.line);
+    let (summary, samples) = out.summary_and_samples();
+    let work = out.workload_summary();
 
     let (mut correct, mut unknown, mut wrong) = (0usize, 0usize, Vec::new());
     let mut per_method: BTreeMap<String, usize> = BTreeMap::new();

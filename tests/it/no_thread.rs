@@ -23,7 +23,7 @@
 //!
 //! `cargo test --test it no_thread:: -- --nocapture` prints the figures.
 
-use crate::common;
+use crate::common::{self, JvmRun};
 
 use common::verdict::{classify, innermost, Verdict};
 use serde_json::Value;
@@ -39,20 +39,17 @@ const MIN_CORRECT: usize = 50;
 fn probe(jdk: u32) {
     let file = common::out_file(&format!("no-thread-probe-{jdk}.jfr"));
     let file_arg = file.display().to_string();
-    let out = common::run_java(
-        jdk,
-        None,
-        "nt.ShortLived",
-        &[PROBE_SECONDS, "probe", &file_arg],
-        Duration::from_secs(90),
-    );
+    let out = JvmRun::new(jdk)
+        .main("nt.ShortLived")
+        .args([PROBE_SECONDS, "probe", &file_arg])
+        .timeout(Duration::from_secs(90))
+        .run();
     assert!(
         out.status.success(),
         "probe failed on JDK {jdk}:\n{}",
         out.dump()
     );
-    let v = common::summary_json(&out)
-        .unwrap_or_else(|| panic!("no JSON line from the probe:\n{}", out.dump()));
+    let v = out.workload_summary();
     println!("no_thread JDK {jdk}, plain JDK (stream vs file): {v}");
     let file_counts = v["file"].as_object().expect("file counts");
     assert!(!file_counts.is_empty(), "JDK {jdk}: no sample type: {v}");
@@ -80,29 +77,25 @@ fn task_index(sample: &Value) -> Option<u64> {
 
 fn with_agent(jdk: u32) {
     let _serial = common::serial();
-    let jsonl = common::out_file(&format!("no-thread-{jdk}.jsonl"));
     let events = if jdk >= 25 {
         "cpu+alloc+jdk.CPUTimeSample#throttle=10ms"
     } else {
         "cpu+alloc"
     };
-    let options = format!("sink=jsonl:{},period=10ms,events={events}", jsonl.display());
-    let out = common::run_java(
-        jdk,
-        Some(&options),
-        "nt.ShortLived",
-        &[SECONDS, "agent"],
-        Duration::from_secs(90),
-    );
+    let out = JvmRun::new(jdk)
+        .jsonl(&format!("no-thread-{jdk}.jsonl"))
+        .agent(&format!("sink=jsonl:{{jsonl}},period=10ms,events={events}"))
+        .main("nt.ShortLived")
+        .args([SECONDS, "agent"])
+        .timeout(Duration::from_secs(90))
+        .run();
     assert!(
         out.status.success(),
         "ShortLived failed on JDK {jdk}:\n{}",
         out.dump()
     );
-    let work = common::summary_json(&out)
-        .unwrap_or_else(|| panic!("no JSON line from the workload:\n{}", out.dump()));
-    let samples = common::read_json_lines(&jsonl);
-    assert_eq!(out.agent_summary().received, samples.len() as u64);
+    let work = out.workload_summary();
+    let (_, samples) = out.summary_and_samples();
 
     // Per event type: (samples, without a thread).
     let mut per_type: BTreeMap<String, (usize, usize)> = BTreeMap::new();

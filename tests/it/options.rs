@@ -2,7 +2,7 @@
 //! stderr naming the problem; a valid set starts and runs. Also: without the agent, the facade
 //! is a no-op and the workload runs normally.
 
-use crate::common;
+use crate::common::{self, JvmRun};
 
 use std::time::Duration;
 
@@ -11,13 +11,12 @@ const TIMEOUT: Duration = Duration::from_secs(90);
 /// Runs GroundTruth briefly with `options` on `jdk` and checks the JVM refused to start with one
 /// `jfrctx:` line that contains `names` (what the user got wrong).
 fn assert_rejected(jdk: u32, options: &str, names: &str) {
-    let out = common::run_java(
-        jdk,
-        Some(options),
-        "gt.GroundTruth",
-        &["1", "platform"],
-        TIMEOUT,
-    );
+    let out = JvmRun::new(jdk)
+        .agent(options)
+        .main("gt.GroundTruth")
+        .args(["1", "platform"])
+        .timeout(TIMEOUT)
+        .run();
     assert!(
         !out.status.success(),
         "JDK {jdk}: the JVM started with bad options {options:?}:\n{}",
@@ -84,15 +83,14 @@ fn bad_option_rejected_on_jdk21_and_jdk25() {
 
 #[test]
 fn valid_options_start() {
-    let jsonl = common::out_file("options-valid.jsonl");
-    let options = format!("sink=jsonl:{},period=10ms", jsonl.display());
-    let out = common::run_java(
-        17,
-        Some(&options),
-        "gt.GroundTruth",
-        &["2", "platform"],
-        TIMEOUT,
-    );
+    let options = "sink=jsonl:{jsonl},period=10ms";
+    let out = JvmRun::new(17)
+        .jsonl("options-valid.jsonl")
+        .agent(options)
+        .main("gt.GroundTruth")
+        .args(["2", "platform"])
+        .timeout(TIMEOUT)
+        .run();
     assert!(
         out.status.success(),
         "valid options {options:?} failed:\n{}",
@@ -110,14 +108,22 @@ fn valid_options_start() {
         "no agent summary line:\n{}",
         out.dump()
     );
-    let samples = common::read_json_lines(&jsonl);
-    assert!(!samples.is_empty(), "{} is empty", jsonl.display());
+    let samples = out.samples();
+    assert!(
+        !samples.is_empty(),
+        "{} is empty",
+        out.jsonl_path().display()
+    );
 }
 
 /// Without `-agentpath`, the facade must be a no-op: the workload runs and finishes normally,
 /// and nothing is printed by jfrctx.
 fn runs_without_agent(jdk: u32, mode: &str) {
-    let out = common::run_java(jdk, None, "gt.GroundTruth", &["2", mode], TIMEOUT);
+    let out = JvmRun::new(jdk)
+        .main("gt.GroundTruth")
+        .args(["2", mode])
+        .timeout(TIMEOUT)
+        .run();
     assert!(
         out.status.success(),
         "JDK {jdk} {mode} without agent failed:\n{}",

@@ -6,7 +6,7 @@
 //! in `burn`, kept out of line) must carry exactly the expected merged context: 0 wrong, at least
 //! [`MIN_PER_METHOD`] per method.
 
-use crate::common;
+use crate::common::{self, JvmRun};
 
 use common::jdk::javac_to as javac;
 use common::otel_build;
@@ -62,19 +62,24 @@ fn sdk_run(root_ids: bool) {
         .join(if root_ids { "sdk-root" } else { "sdk" });
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).expect("mkdir");
-    let jsonl = dir.join("samples.jsonl");
     let classpath = std::env::join_paths(classpath()).expect("class path");
     let app = "dev.jfrctx.tests.otel.SdkApp";
-    let mut jvm_args = vec![
-        common::agent_arg(&format!("sink=jsonl:{},period=1ms", jsonl.display())),
-        "-XX:CompileCommand=quiet".to_string(),
-        format!("-XX:CompileCommand=dontinline,{app}::burn"),
-    ];
+    let mut jvm = JvmRun::new(17)
+        .jsonl_at(&dir.join("samples.jsonl"))
+        .agent("sink=jsonl:{jsonl},period=1ms")
+        .jvm_args([
+            "-XX:CompileCommand=quiet".to_string(),
+            format!("-XX:CompileCommand=dontinline,{app}::burn"),
+        ]);
     if root_ids {
-        jvm_args.push("-Dotel.jfrctx.span=root".to_string());
+        jvm = jvm.jvm_arg("-Dotel.jfrctx.span=root");
     }
-    let out = common::spawn_java_cp(&common::java(17), &classpath, &jvm_args, app, &["300"], &[])
-        .wait(RUN_TIMEOUT);
+    let out = jvm
+        .classpath(classpath)
+        .main(app)
+        .args(["300"])
+        .timeout(RUN_TIMEOUT)
+        .run();
     assert!(out.status.success(), "{}", out.dump());
     assert!(out.stdout.contains("misused 0"), "{}", out.dump());
     assert!(!out.stderr.contains("jfrctx-otel:"), "{}", out.dump());
@@ -89,7 +94,7 @@ fn sdk_run(root_ids: bool) {
         }
     }
     assert_eq!(by_trace.len(), 300, "{}", out.stdout);
-    let samples = common::read_json_lines(&jsonl);
+    let samples = out.samples();
     let mut correct: BTreeMap<String, u64> = BTreeMap::new();
     let mut unknown = 0u64;
     let mut wrong = Vec::new();

@@ -444,13 +444,11 @@ fn propagation_java_agent_jdk25() {
 #[test]
 fn nowrap_without_java_agent_fails() {
     let _serial = common::serial();
-    let out = common::run_java(
-        17,
-        None,
-        "gt.Propagation",
-        &["1", "2", "nowrap"],
-        Duration::from_secs(60),
-    );
+    let out = JvmRun::new(17)
+        .main("gt.Propagation")
+        .args(["1", "2", "nowrap"])
+        .timeout(Duration::from_secs(60))
+        .run();
     assert!(
         !out.status.success(),
         "nowrap passed without the Java agent:\n{}",
@@ -473,17 +471,15 @@ fn propagation_wrap_under_java_agent_jdk21() {
 #[test]
 fn java_agent_exclude_opts_a_pool_out() {
     let _serial = common::serial();
-    let jvm_args = vec![format!(
-        "-javaagent:{}=exclude=gt.Propagation$OwnContextPool",
-        java_agent_jar().display()
-    )];
-    let out = common::run_java_with(
-        17,
-        &jvm_args,
-        "gt.Propagation",
-        &["1", "2", "nowrap"],
-        Duration::from_secs(60),
-    );
+    let out = JvmRun::new(17)
+        .jvm_arg(format!(
+            "-javaagent:{}=exclude=gt.Propagation$OwnContextPool",
+            java_agent_jar().display()
+        ))
+        .main("gt.Propagation")
+        .args(["1", "2", "nowrap"])
+        .timeout(Duration::from_secs(60))
+        .run();
     assert!(
         !out.status.success(),
         "an excluded pool still propagated:\n{}",
@@ -500,17 +496,15 @@ fn java_agent_exclude_opts_a_pool_out() {
 #[test]
 fn java_agent_bad_option() {
     let _serial = common::serial();
-    let jvm_args = vec![format!(
-        "-javaagent:{}=threads=maybe",
-        java_agent_jar().display()
-    )];
-    let out = common::run_java_with(
-        17,
-        &jvm_args,
-        "gt.Propagation",
-        &["1", "2", "nowrap"],
-        Duration::from_secs(60),
-    );
+    let out = JvmRun::new(17)
+        .jvm_arg(format!(
+            "-javaagent:{}=threads=maybe",
+            java_agent_jar().display()
+        ))
+        .main("gt.Propagation")
+        .args(["1", "2", "nowrap"])
+        .timeout(Duration::from_secs(60))
+        .run();
     assert!(!out.status.success(), "{}", out.dump());
     let lines: Vec<&str> = out
         .stderr

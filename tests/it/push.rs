@@ -9,7 +9,7 @@
 //!
 //! `cargo test --test it push:: -- --nocapture` prints the figures.
 
-use crate::common;
+use crate::common::{self, JvmRun, Run};
 use crate::fake_pyroscope;
 
 use fake_pyroscope::{Fake, Store};
@@ -60,17 +60,16 @@ fn json_totals(samples: &[Value], key: &str, hash: bool) -> BTreeMap<Option<Stri
 
 /// Spawns `gt.GroundTruth seconds` with `options`; returns its output and how long the JVM
 /// took to exit after the workload printed its closing line.
-fn run(jdk: u32, options: &str, seconds: &str) -> (common::Output, Duration) {
-    let mut jvm = common::spawn_java(
-        &common::java(jdk),
-        &[common::agent_arg(options)],
-        "gt.GroundTruth",
-        &[seconds],
-        &[],
-    );
+fn run(jdk: u32, options: &str, seconds: &str) -> (Run, Duration) {
+    let mut jvm = JvmRun::new(jdk)
+        .agent(options)
+        .main("gt.GroundTruth")
+        .args([seconds])
+        .timeout(TIMEOUT)
+        .spawn();
     jvm.wait_for_stdout(WORKLOAD_DONE, TIMEOUT);
     let done = Instant::now();
-    let out = jvm.wait(TIMEOUT);
+    let out = jvm.finish();
     (out, done.elapsed())
 }
 
@@ -184,17 +183,16 @@ fn the_last_profile_is_pushed_at_sigterm_jdk17() {
         jsonl.display(),
         fake.url()
     );
-    let mut jvm = common::spawn_java(
-        &common::java(17),
-        &[common::agent_arg(&options)],
-        "gt.Faults",
-        &["wait"],
-        &[],
-    );
+    let mut jvm = JvmRun::new(17)
+        .agent(&options)
+        .main("gt.Faults")
+        .args(["wait"])
+        .timeout(TIMEOUT)
+        .spawn();
     jvm.wait_for_stdout("faults: ready", Duration::from_secs(60));
     std::thread::sleep(Duration::from_millis(2500));
     jvm.signal(libc::SIGTERM);
-    let out = jvm.wait(TIMEOUT);
+    let out = jvm.finish();
     let store = fake.finish();
     assert_eq!(out.status.code(), Some(143), "{}", out.dump());
     let summary = out.agent_summary();

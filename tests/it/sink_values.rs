@@ -9,7 +9,7 @@
 //!
 //! `cargo test --test it sink_values:: -- --nocapture` prints the figures per JDK.
 
-use crate::common;
+use crate::common::{self, JvmRun};
 
 use common::pprof_tool::pprof;
 use serde_json::Value;
@@ -141,13 +141,12 @@ fn values(jdk: u32) {
         b.display(),
         c.display()
     );
-    let out = common::run_java(
-        jdk,
-        Some(&options),
-        "ev.EventWorkload",
-        &["mix", "5"],
-        Duration::from_secs(180),
-    );
+    let out = JvmRun::new(jdk)
+        .agent(&options)
+        .main("ev.EventWorkload")
+        .args(["mix", "5"])
+        .timeout(Duration::from_secs(180))
+        .run();
     assert!(out.status.success(), "JDK {jdk}:\n{}", out.dump());
     let summary = out
         .agent_lines()

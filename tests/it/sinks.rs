@@ -6,7 +6,7 @@
 //!
 //! `cargo test --test it sinks:: -- --nocapture` prints the counts per JDK.
 
-use crate::common;
+use crate::common::{self, JvmRun, Run};
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -138,14 +138,13 @@ fn svg_index(dir: &Path) -> Vec<(String, u64, u64, String)> {
         .collect()
 }
 
-fn run_ground_truth(jdk: u32, seconds: &str, options: &str) -> common::Output {
-    let out = common::run_java(
-        jdk,
-        Some(options),
-        "gt.GroundTruth",
-        &[seconds],
-        Duration::from_secs(180),
-    );
+fn run_ground_truth(jdk: u32, seconds: &str, options: &str) -> Run {
+    let out = JvmRun::new(jdk)
+        .agent(options)
+        .main("gt.GroundTruth")
+        .args([seconds])
+        .timeout(Duration::from_secs(180))
+        .run();
     assert!(
         out.status.success(),
         "GroundTruth failed on JDK {jdk}:\n{}",

@@ -294,6 +294,18 @@ impl Run {
         self
     }
 
+    /// Fails (with the output) when the agent printed any `jfrctx:` line but its summary.
+    pub fn assert_no_agent_messages(&self) -> &Run {
+        assert!(
+            self.out.agent_messages().is_empty(),
+            "{}: unexpected jfrctx messages {:?}:\n{}",
+            self.what,
+            self.out.agent_messages(),
+            self.out.dump()
+        );
+        self
+    }
+
     /// The agent's exit summary: exactly one, adding up (see [`Output::agent_summary`]).
     pub fn summary(&self) -> AgentSummary {
         self.out.agent_summary()
