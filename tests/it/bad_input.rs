@@ -67,36 +67,43 @@ fn config_file(name: &str, text: &str) -> PathBuf {
 
 #[test]
 fn negative_ring_size() {
+    let _light = common::light();
     assert_rejected("ring=-1", &["ring", "-1"]);
 }
 
 #[test]
 fn zero_stack_depth() {
+    let _light = common::light();
     assert_rejected("stack_depth=0", &["stack_depth", "0"]);
 }
 
 #[test]
 fn zero_drain_interval() {
+    let _light = common::light();
     assert_rejected("drain=0ms", &["drain", "0ms"]);
 }
 
 #[test]
 fn retention_below_minimum() {
+    let _light = common::light();
     assert_rejected("retention=1s", &["retention", "1s"]);
 }
 
 #[test]
 fn key_given_twice() {
+    let _light = common::light();
     assert_rejected("period=10ms,period=20ms", &["period", "twice"]);
 }
 
 #[test]
 fn unknown_log_level() {
+    let _light = common::light();
     assert_rejected("log=loud", &["loud"]);
 }
 
 #[test]
 fn config_file_line_without_equals() {
+    let _light = common::light();
     let conf = config_file(
         "bad-input-no-equals.conf",
         "# a comment\nperiod=10ms\nthis line has no equals sign\n",
@@ -107,6 +114,7 @@ fn config_file_line_without_equals() {
 
 #[test]
 fn config_file_unknown_key() {
+    let _light = common::light();
     let conf = config_file("bad-input-unknown-key.conf", "period=10ms\nbogus_key=1\n");
     let path = conf.display().to_string();
     assert_rejected(
@@ -117,6 +125,7 @@ fn config_file_unknown_key() {
 
 #[test]
 fn jdk11_is_refused_with_one_line() {
+    let _light = common::light();
     let jsonl = common::out_file("bad-input-jdk11.jsonl");
     let out = assert_rejected_on(
         &common::java(11),
@@ -172,6 +181,7 @@ fn runtime_without_jfr() -> PathBuf {
 
 #[test]
 fn runtime_without_jfr_runs_the_application_unprofiled() {
+    let _light = common::light();
     let java = runtime_without_jfr();
     let out = JvmRun::with_java(&java, "a runtime without jdk.jfr")
         .jsonl("bad-input-nojfr.jsonl")

@@ -5,7 +5,8 @@
 //! one test by its path (`cargo test --test it ground_truth::ground_truth_jdk17`); `--nocapture`
 //! prints the figures the tests measure. The heavy JVM runs take `common::serial()`, one lock
 //! for the whole binary: the machine has two cores, and parallel sampled JVMs would only starve
-//! each other.
+//! each other. The light ones (`bad_input`, `options`: refused starts, short runs) take
+//! `common::light()`, the shared side of that lock: two at a time, never beside a heavy run.
 
 mod common;
 mod fake_pyroscope;

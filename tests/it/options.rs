@@ -43,26 +43,31 @@ fn assert_rejected(jdk: u32, options: &str, names: &str) {
 
 #[test]
 fn unknown_option() {
+    let _light = common::light();
     assert_rejected(17, "perod=1ms", "perod");
 }
 
 #[test]
 fn bad_period() {
+    let _light = common::light();
     assert_rejected(17, "period=abc", "abc");
 }
 
 #[test]
 fn empty_sink() {
+    let _light = common::light();
     assert_rejected(17, "sink=", "sink");
 }
 
 #[test]
 fn unknown_sink_kind() {
+    let _light = common::light();
     assert_rejected(17, "sink=foo:x", "foo");
 }
 
 #[test]
 fn unwritable_sink_file() {
+    let _light = common::light();
     assert_rejected(
         17,
         "sink=jsonl:/nonexistent-dir/x.jsonl",
@@ -72,17 +77,20 @@ fn unwritable_sink_file() {
 
 #[test]
 fn missing_config_file() {
+    let _light = common::light();
     assert_rejected(17, "config=/nonexistent", "/nonexistent");
 }
 
 #[test]
 fn bad_option_rejected_on_jdk21_and_jdk25() {
+    let _light = common::light();
     assert_rejected(21, "perod=1ms", "perod");
     assert_rejected(25, "period=abc", "abc");
 }
 
 #[test]
 fn valid_options_start() {
+    let _light = common::light();
     let options = "sink=jsonl:{jsonl},period=10ms";
     let out = JvmRun::new(17)
         .jsonl("options-valid.jsonl")
@@ -152,15 +160,18 @@ fn runs_without_agent(jdk: u32, mode: &str) {
 
 #[test]
 fn no_agent_jdk17() {
+    let _light = common::light();
     runs_without_agent(17, "platform");
 }
 
 #[test]
 fn no_agent_jdk21_virtual() {
+    let _light = common::light();
     runs_without_agent(21, "virtual");
 }
 
 #[test]
 fn no_agent_jdk25() {
+    let _light = common::light();
     runs_without_agent(25, "platform");
 }

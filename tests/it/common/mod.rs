@@ -50,7 +50,7 @@ use std::hash::{Hash, Hasher};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use jdk::javac;
 
@@ -248,12 +248,21 @@ fn compile_classes() -> Result<PathBuf, String> {
     Ok(dest)
 }
 
-/// Serializes the heavy JVM runs of the integration-test binary (the machine has two cores; parallel
-/// sampled JVMs would only starve each other).
-pub fn serial() -> MutexGuard<'static, ()> {
-    static M: Mutex<()> = Mutex::new(());
-    M.lock().unwrap_or_else(|p| p.into_inner())
+/// Serializes the heavy JVM runs of the integration-test binary (the machine has two cores;
+/// parallel sampled JVMs would only starve each other): the write side of one lock.
+pub fn serial() -> RwLockWriteGuard<'static, ()> {
+    HEAVY.write().unwrap_or_else(|p| p.into_inner())
 }
+
+/// For a test whose JVMs are short and light (bad options, refused starts): the read side of
+/// the lock [`serial`] writes, so light tests run two at a time but never beside a heavy run
+/// (as when each concern was its own test binary and cargo ran the binaries one by one). Take it
+/// once per test, at its start.
+pub fn light() -> RwLockReadGuard<'static, ()> {
+    HEAVY.read().unwrap_or_else(|p| p.into_inner())
+}
+
+static HEAVY: RwLock<()> = RwLock::new(());
 
 // ---- files and JSON ------------------------------------------------------------------------
 
