@@ -1,8 +1,7 @@
-//! Starting JVMs: [`spawn_java`] (a [`Jvm`] to act on while it runs), [`run_java`], the
+//! Starting JVMs (for [`super::JvmRun`]): [`spawn`] gives a [`Jvm`] to act on while it runs, the
 //! `-Xcheck:jni` check of every run, and [`ChildGuard`], which kills a JVM when a test panics.
 
-use super::jdk::java;
-use super::{agent_lib, classes, root};
+use super::{agent_lib, root};
 use std::io::Read;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -66,34 +65,6 @@ pub fn agent_arg(options: &str) -> String {
     }
 }
 
-/// Runs `main_class` from `target/it-classes` on JDK `jdk`, with the agent when
-/// `agent_options` is `Some` (`Some("")`: agent without options). Panics (after killing the
-/// JVM) when it runs longer than `timeout`.
-pub fn run_java(
-    jdk: u32,
-    agent_options: Option<&str>,
-    main_class: &str,
-    args: &[&str],
-    timeout: Duration,
-) -> Output {
-    let mut jvm_args = Vec::new();
-    if let Some(opts) = agent_options {
-        jvm_args.push(agent_arg(opts));
-    }
-    run_java_with(jdk, &jvm_args, main_class, args, timeout)
-}
-
-/// Like [`run_java`] with arbitrary JVM arguments placed before `-cp`.
-pub fn run_java_with(
-    jdk: u32,
-    jvm_args: &[String],
-    main_class: &str,
-    args: &[&str],
-    timeout: Duration,
-) -> Output {
-    spawn_java(&java(jdk), jvm_args, main_class, args, &[]).wait(timeout)
-}
-
 /// The JVM flag every JVM started here gets.
 pub const XCHECK_JNI: &str = "-Xcheck:jni";
 
@@ -124,7 +95,7 @@ pub fn jni_check_reports(text: &str) -> Vec<&str> {
         .collect()
 }
 
-/// A running JVM started by [`spawn_java`]; killed when dropped before [`Jvm::wait`].
+/// A running JVM started by [`spawn`]; killed when dropped before [`Jvm::wait`].
 pub struct Jvm {
     guard: ChildGuard,
     stdout: Arc<Mutex<Vec<u8>>>,
@@ -147,40 +118,6 @@ fn pump(mut from: impl Read + Send + 'static, into: Arc<Mutex<Vec<u8>>>) -> thre
             }
         }
     })
-}
-
-/// Starts `java` (any `bin/java`) with `jvm_args` (plus `-Xcheck:jni`) and `-cp
-/// target/it-classes main_class args`, with `env` added to a cleaned environment.
-pub fn spawn_java(
-    java: &Path,
-    jvm_args: &[String],
-    main_class: &str,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> Jvm {
-    spawn_java_cp(java, classes().as_os_str(), jvm_args, main_class, args, env)
-}
-
-/// Like [`spawn_java`] with `classpath` (e.g. `a.jar:dir`) instead of `target/it-classes`: for
-/// a JVM whose class path must not hold the facade (an application server that gets it from a
-/// web application).
-pub fn spawn_java_cp(
-    java: &Path,
-    classpath: &std::ffi::OsStr,
-    jvm_args: &[String],
-    main_class: &str,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> Jvm {
-    spawn(
-        java,
-        classpath,
-        jvm_args,
-        Frames::Exact,
-        main_class,
-        args,
-        env,
-    )
 }
 
 /// Starts `java` with `-Xcheck:jni` (unless given), the flags `frames` asks for, `jvm_args`, `-cp

@@ -9,9 +9,9 @@
 //!   `target/.jfrctx-it.lock` so that parallel test processes (nextest) do not race.
 //! - [`JvmRun`] declares a run (JDK, agent options, JVM flags, main class, arguments, frames,
 //!   timeout) and gives back a [`Run`]: the output, the agent's parsed summary, the samples of
-//!   its JSON-lines sink, and the shared assertions. Underneath, [`spawn_java`] starts a JVM and
-//!   hands back a [`Jvm`] to act on while it runs (signal it, wait for a line on its stdout)
-//!   before [`Jvm::wait`]; [`ChildGuard`] kills it if the test panics ([`jvm`]).
+//!   its JSON-lines sink, and the shared assertions. [`JvmRun::spawn`] hands back the running
+//!   [`Jvm`] to act on (signal it, wait for a line on its stdout) before it finishes;
+//!   [`ChildGuard`] kills it if the test panics ([`jvm`]).
 //! - Every JVM started here runs with `-Xcheck:jni`, and the run fails when HotSpot's JNI checker
 //!   reports anything ([`jni_check_reports`]): it prints, on stdout, `WARNING in native method:
 //!   ...` (JDK 17, 21, 25: e.g. a JNI call with an exception pending), `WARNING: JNI local refs:
@@ -36,10 +36,7 @@ pub mod verdict;
 // the harness's vocabulary, whether or not every module uses all of it
 pub use jdk::{java, jdk_home, JDKS};
 #[allow(unused_imports)]
-pub use jvm::{
-    agent_arg, jni_check_reports, run_java, run_java_with, spawn_java, spawn_java_cp, ChildGuard,
-    Frames, Jvm, Output, XCHECK_JNI,
-};
+pub use jvm::{agent_arg, jni_check_reports, ChildGuard, Frames, Jvm, Output, XCHECK_JNI};
 pub use run::{JvmRun, Run};
 #[allow(unused_imports)]
 pub use summary::{AgentSummary, SinkFigures};
