@@ -11,8 +11,8 @@
 #                             path at start-up
 #
 # Compiled with JDK 17's javac ($JFRCTX_JDK17, else $JAVA_HOME, else javac on PATH), --release 17.
-# scripts/build.sh runs it; so do tests/propagation.rs and tests/app_server.rs (through
-# tests/common/javaagent.rs). On failure one line `javaagent.sh: ...` on stderr and a non-zero
+# scripts/build.sh runs it; so do tests/it/propagation.rs and tests/it/app_server.rs (through
+# tests/it/common/javaagent.rs). On failure one line `javaagent.sh: ...` on stderr and a non-zero
 # status.
 set -euo pipefail
 

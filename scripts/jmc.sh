@@ -8,7 +8,7 @@
 # Fetched from Maven Central with Maven (`mvn dependency:copy-dependencies` on a generated pom in
 # the cache), once: an existing complete directory is used as is, and Maven's local repository
 # (~/.m2) answers without the network when it already has the artifacts. Cache:
-# ${JFRCTX_CACHE:-$HOME/.cache/jfrctx}. tests/jfr_file.rs runs this when the jars are missing;
+# ${JFRCTX_CACHE:-$HOME/.cache/jfrctx}. tests/it/jfr_file.rs runs this when the jars are missing;
 # scripts/test.sh runs it before `cargo test`. On failure (no mvn, offline, ...) one line
 # `jmc.sh: ...` on stderr and a non-zero status.
 # The fetching itself is scripts/maven-cache.sh's.

@@ -4,7 +4,7 @@
 #   bash scripts/otel.sh          prints the directory that holds the jars, e.g.
 #                                 ~/.cache/jfrctx/otel-2.33.1:
 #                                 opentelemetry-javaagent-2.33.1.jar (the OTel Java agent, run by
-#                                 tests/otel.rs) and the OTel SDK 1.67.0 jars the agent bundles
+#                                 tests/it/otel.rs) and the OTel SDK 1.67.0 jars the agent bundles
 #                                 (api, context, sdk-trace, sdk-common,
 #                                 sdk-extension-autoconfigure-spi and what they depend on), against
 #                                 which scripts/build.sh compiles target/jfrctx-otel.jar
@@ -12,7 +12,7 @@
 # Fetched from Maven Central with Maven (`mvn dependency:copy-dependencies` on a generated pom in
 # the cache), once: an existing complete directory is used as is, and Maven's local repository
 # (~/.m2) answers without the network when it already has the artifacts. Cache:
-# ${JFRCTX_CACHE:-$HOME/.cache/jfrctx}. scripts/build.sh and tests/otel.rs run this when the jars
+# ${JFRCTX_CACHE:-$HOME/.cache/jfrctx}. scripts/build.sh and tests/it/otel.rs run this when the jars
 # are missing; scripts/test.sh runs it before `cargo test`. On failure (no mvn, offline, ...) one
 # line `otel.sh: ...` on stderr and a non-zero status.
 # The fetching itself is scripts/maven-cache.sh's.

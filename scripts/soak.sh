@@ -11,7 +11,7 @@
 # snapshots), sampled every 1 ms into JSON lines. Besides the checks of scripts/stress.sh (exit
 # code, summary adds up exactly, file lines = received, every line parses, no -Xcheck:jni report,
 # no agent message besides the summary), every sample in a gt_* method is classified as in
-# tests/ground_truth.rs: wrong must be 0. RSS is sampled every second; the report shows it per
+# tests/it/ground_truth.rs: wrong must be 0. RSS is sampled every second; the report shows it per
 # minute (every 5 s for a smoke run) and its growth over the second half of the run.
 set -euo pipefail
 

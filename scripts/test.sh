@@ -5,15 +5,12 @@
 #   2. scripts/build.sh: agent, report tool, facade jar
 #   3. cargo fmt --all -- --check
 #   4. cargo clippy --all-targets -- -D warnings
-#   5. scripts/tomcat.sh (embedded Tomcat 10.1 from Maven Central, cached) and scripts/jmc.sh
-#      (JDK Mission Control's parser, org.openjdk.jmc:flightrecorder, cached), then cargo test:
-#      unit tests and the integration tests (real JVMs on JDK 17, 21, 25; tests/app_server.rs
-#      runs the servlet example in that Tomcat; tests/jfr_file.rs reads the jfr sink's files
-#      with JMC's parser)
-#   5. scripts/tomcat.sh (embedded Tomcat 10.1 from Maven Central, cached) and scripts/otel.sh
-#      (the OTel Java agent and SDK jars, cached), then cargo test: unit tests and the
-#      integration tests (real JVMs on JDK 17, 21, 25; tests/app_server.rs runs the servlet
-#      example in that Tomcat, tests/otel.rs a service in it under the OTel Java agent)
+#   5. scripts/tomcat.sh (embedded Tomcat 10.1 from Maven Central, cached), scripts/jmc.sh (JDK
+#      Mission Control's parser, org.openjdk.jmc:flightrecorder, cached) and scripts/otel.sh (the
+#      OTel Java agent and SDK jars, cached), then cargo test: unit tests and the integration
+#      tests, one binary tests/it with a module per concern (real JVMs on JDK 17, 21, 25;
+#      app_server runs the servlet example in that Tomcat, otel a service in it under the OTel
+#      Java agent, jfr_file reads the jfr sink's files with JMC's parser)
 #   6. valgrind memcheck over the unit tests of the Rust cores that touch raw memory or carry the
 #      join (context::, join::, batch::, clock::, sink::jsonl), one test at a time (valgrind
 #      serialises threads) and without the slowest concurrent ring test: ~80 s. Miri and the
@@ -78,14 +75,14 @@ count_cargo() {
     failed=$((failed + f))
 }
 
-step "Tomcat for tests/app_server.rs (scripts/tomcat.sh)"
+step "Tomcat for the app_server and otel tests (scripts/tomcat.sh)"
 # Maven Central, once (then the cache); fails with one line when offline.
 bash scripts/tomcat.sh >/dev/null || fail "scripts/tomcat.sh"
 
-step "JMC's parser for tests/jfr_file.rs (scripts/jmc.sh)"
+step "JMC's parser for the jfr_file tests (scripts/jmc.sh)"
 # Maven Central, once (then the cache); fails with one line when offline.
 bash scripts/jmc.sh >/dev/null || fail "scripts/jmc.sh"
-step "OpenTelemetry Java agent and SDK jars for tests/otel.rs (scripts/otel.sh)"
+step "OpenTelemetry Java agent and SDK jars for the otel tests (scripts/otel.sh)"
 # Maven Central, once (then the cache; scripts/build.sh already asked for them); one line when offline.
 bash scripts/otel.sh >/dev/null || fail "scripts/otel.sh"
 

@@ -1,5 +1,5 @@
 //! Loom model check of the thread-ring protocol (ARCHITECTURE.md "Thread ring",
-//! `agent/context/ring.rs`).
+//! `agent/core/context/ring.rs`).
 //!
 //! ```sh
 //! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=/tmp/tgt-loom cargo test --release --test loom_ring

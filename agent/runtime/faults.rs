@@ -41,7 +41,7 @@ pub fn take_panic() -> String {
 // ---- test hook -----------------------------------------------------------------------------------
 //
 // `JFRCTX_TEST_PANIC=intern|deliver|worker|define` (several: comma-separated), read once by `load`,
-// is a hook for the fault tests (tests/faults.rs) and nothing else: the named path panics once —
+// is a hook for the fault tests (tests/it/faults.rs) and nothing else: the named path panics once —
 // `intern` in `Natives.intern`, `deliver` in `Natives.deliver`, `worker` in a worker round,
 // `define` where the worker records a map the facade numbered itself — so
 // that the tests can check the JVM survives a panic there. Unset, it costs one relaxed load on

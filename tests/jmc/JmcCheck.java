@@ -24,7 +24,7 @@ import org.openjdk.jmc.flightrecorder.JfrLoaderToolkit;
  * (the jfrctx.Context value as JMC gives it: a string, or for a struct its non-null fields as an
  * object; null when the event has no context), "unknown"
  * (contextUnknown), "stack" (["pkg.Class.method:line", ...], leaf first)}. Run by
- * tests/jfr_file.rs, which compares them with the JSON lines of the same run.
+ * tests/it/jfr_file.rs, which compares them with the JSON lines of the same run.
  */
 public final class JmcCheck {
     public static void main(String[] args) throws Exception {

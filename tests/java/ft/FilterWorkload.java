@@ -14,7 +14,7 @@ import jdk.jfr.EventType;
 import jdk.jfr.FlightRecorder;
 
 /**
- * Workload for tests/filter_listener.rs. Four worker threads burn CPU in methods whose name says
+ * Workload for tests/it/filter_listener.rs. Four worker threads burn CPU in methods whose name says
  * which context is installed around them (contexts are opened and closed outside the methods):
  *
  * <pre>

@@ -8,7 +8,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Workload of the fault and exit-path tests (tests/faults.rs, tests/exit_paths.rs): two worker
+ * Workload of the fault and exit-path tests (tests/it/faults.rs, tests/it/exit_paths.rs): two worker
  * threads switch between {@code {fault: a}}, {@code {fault: b}} and no context, doing their CPU
  * work in {@code fault_a}, {@code fault_b} and {@code fault_none}; then the JVM ends the way the
  * mode says.

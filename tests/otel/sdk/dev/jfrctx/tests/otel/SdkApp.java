@@ -15,7 +15,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
 /**
- * The SDK path of {@code tests/otel.rs}: an application that builds the OpenTelemetry SDK itself,
+ * The SDK path of {@code tests/it/otel.rs}: an application that builds the OpenTelemetry SDK itself,
  * installs the bridge with {@code JfrctxOtel.install}, and installs its own jfrctx context
  * ({@code tenant}) around its requests with the same facade. Per request: a SERVER root span
  * (route and method attributes), {@code in_root} inside it on this thread, a child span with

@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * half in a {@code CompletableFuture.supplyAsync} stage (the common pool, or a new thread when
  * the common pool has one thread), and answer from there. The request's context, installed by
  * {@link RecordingContextServletFilter} on the request thread, reaches that work only through
- * the Java agent ({@code -javaagent:jfrctx-agent.jar}): {@code tests/app_server.rs} checks that
+ * the Java agent ({@code -javaagent:jfrctx-agent.jar}): {@code tests/it/app_server.rs} checks that
  * every sample in {@code AsyncWorkServlet.work_NAME} carries {@code endpoint=/async/NAME}.
  */
 public final class AsyncWorkServlet extends HttpServlet {

@@ -11,7 +11,7 @@ import java.nio.charset.StandardCharsets;
  * Three endpoints that burn visibly different amounts of CPU, each in a method named after it:
  * {@code /orders} (heavy) in {@code work_orders}, {@code /search} (medium) in
  * {@code work_search}, {@code /report} (light) in {@code work_report}. The names make the profile
- * readable, and they are the ground truth of {@code tests/app_server.rs}: a sample in
+ * readable, and they are the ground truth of {@code tests/it/app_server.rs}: a sample in
  * {@code work_orders} must carry {@code endpoint=/orders}. Run with
  * {@code -XX:CompileCommand=dontinline,dev.jfrctx.examples.servlet.WorkServlet::work_*} when the
  * frames must be exact (C2 could otherwise inline them into {@code doGet}).

@@ -13,7 +13,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The service of {@code tests/otel.rs}. It knows nothing of jfrctx or OpenTelemetry: the OTel
+ * The service of {@code tests/it/otel.rs}. It knows nothing of jfrctx or OpenTelemetry: the OTel
  * Java agent makes a server span per request and, with
  * {@code otel.instrumentation.methods.include=dev.jfrctx.tests.otel.OtelWorkServlet[work_*...]},
  * one span per {@code work_*} call; it carries the Context into {@link #POOL} (an
