@@ -27,24 +27,26 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::{is_cpu_event, numbered, tagged, Labeler, Rotation, Sink, SinkOptions};
+use super::base::{Aggregate, End, Rotating};
+use super::{is_cpu_event, numbered, tagged, Labeler, SinkOptions};
 use crate::core::model::{ContextualSample, UnknownReason};
 use crate::core::value::{ValueKind, ValuePlan};
 use crate::sink::spec::Output;
 
-pub struct CollapsedSink {
-    name: String,
+/// The collapsed sink: [`Collapsed`] over the shared base.
+pub type CollapsedSink = Rotating<Collapsed>;
+
+/// The folded stacks of the current interval, per value kind.
+pub struct Collapsed {
     target: Output,
     keys: Vec<String>,
     labeler: Labeler,
-    rotation: Rotation,
     values: ValuePlan,
     /// One output each: the plan's kinds, then any other kind seen (which the enabled events
     /// cannot produce; it gets its own tagged output rather than being lost).
     kinds: Vec<ValueKind>,
     /// Per kind: folded stack (without value) → summed value.
     counts: HashMap<ValueKind, HashMap<String, u64>>,
-    finished: bool,
 }
 
 /// The output of `kind` for the sink path `path`: `path` itself when `kind` is the plan's only
@@ -61,15 +63,8 @@ impl CollapsedSink {
     /// Creates the first output file now (empty until written), so that an unwritable path
     /// fails at agent load. `-` (stdout) is written at exit and cannot rotate.
     pub fn open(target: &Output, options: &SinkOptions) -> io::Result<CollapsedSink> {
-        let sink = CollapsedSink::new(target, options, monotonic_ns());
         let kinds = options.values.kinds();
         match target {
-            Output::File(path) => {
-                for kind in kinds {
-                    let path = kind_path(path, *kind, &options.values);
-                    drop(File::create(numbered(&path, sink.rotation.peek()))?);
-                }
-            }
             Output::Stdout if options.interval_ns.is_some() => {
                 return Err(io::Error::other("cannot rotate stdout"))
             }
@@ -81,32 +76,34 @@ impl CollapsedSink {
                     names.join(", ")
                 )));
             }
-            Output::Stdout => {}
+            _ => {}
         }
-        Ok(sink)
+        let now_ns = monotonic_ns();
+        let collapsed = Collapsed::new(target, options);
+        Rotating::create(name(target), collapsed, options.interval_ns, now_ns)
     }
 
     /// A sink whose first interval starts at `now_ns`; no file is touched until a write.
     pub fn new(target: &Output, options: &SinkOptions, now_ns: i64) -> CollapsedSink {
-        CollapsedSink {
-            name: format!("collapsed:{target}"),
+        let collapsed = Collapsed::new(target, options);
+        Rotating::over(name(target), collapsed, options.interval_ns, now_ns)
+    }
+}
+
+fn name(target: &Output) -> String {
+    format!("collapsed:{target}")
+}
+
+impl Collapsed {
+    fn new(target: &Output, options: &SinkOptions) -> Collapsed {
+        Collapsed {
             target: target.clone(),
             keys: options.collapsed_keys.clone(),
             labeler: Labeler::new(&options.cardinality),
-            rotation: Rotation::new(options.interval_ns, now_ns),
             values: options.values.clone(),
             kinds: options.values.kinds().to_vec(),
             counts: HashMap::new(),
-            finished: false,
         }
-    }
-
-    /// Writes an output if the current interval is over at `now_ns`.
-    pub fn flush_at(&mut self, now_ns: i64) -> io::Result<()> {
-        while self.rotation.due(now_ns) {
-            self.write()?;
-        }
-        Ok(())
     }
 
     /// The value kinds of the outputs, in output order.
@@ -132,29 +129,6 @@ impl CollapsedSink {
         out
     }
 
-    fn write(&mut self) -> io::Result<()> {
-        let texts: Vec<(ValueKind, String)> =
-            self.kinds.iter().map(|k| (*k, self.text(*k))).collect();
-        self.counts.clear();
-        let n = self.rotation.take();
-        for (kind, text) in texts {
-            match &self.target {
-                Output::Stdout => {
-                    let mut out = io::stdout().lock();
-                    out.write_all(text.as_bytes())?;
-                    out.flush()?;
-                }
-                Output::File(path) => {
-                    let path = numbered(&kind_path(path, kind, &self.values), n);
-                    let mut out = BufWriter::new(File::create(path)?);
-                    out.write_all(text.as_bytes())?;
-                    out.flush()?;
-                }
-            }
-        }
-        Ok(())
-    }
-
     /// The folded stack of `s` (without its count).
     fn fold(&mut self, s: &ContextualSample) -> String {
         let mut line = String::new();
@@ -174,6 +148,61 @@ impl CollapsedSink {
         }
         push_stack(&mut line, s);
         line
+    }
+}
+
+impl Aggregate for Collapsed {
+    /// Creates the first file of each kind (stdout is written at exit only).
+    fn create(&mut self, n: Option<u32>) -> io::Result<()> {
+        if let Output::File(path) = &self.target {
+            for kind in self.values.kinds() {
+                let path = kind_path(path, *kind, &self.values);
+                drop(File::create(numbered(&path, n))?);
+            }
+        }
+        Ok(())
+    }
+
+    fn increment(&mut self, s: &ContextualSample) -> io::Result<()> {
+        let line = self.fold(s);
+        let (kind, value) = self.values.value(s);
+        if !self.kinds.contains(&kind) {
+            self.kinds.push(kind);
+        }
+        let sum = self
+            .counts
+            .entry(kind)
+            .or_default()
+            .entry(line)
+            .or_insert(0);
+        *sum = sum.saturating_add(value.max(0) as u64);
+        Ok(())
+    }
+
+    fn write(&mut self, end: End) -> io::Result<()> {
+        let texts: Vec<(ValueKind, String)> =
+            self.kinds.iter().map(|k| (*k, self.text(*k))).collect();
+        self.counts.clear();
+        for (kind, text) in texts {
+            match &self.target {
+                Output::Stdout => {
+                    let mut out = io::stdout().lock();
+                    out.write_all(text.as_bytes())?;
+                    out.flush()?;
+                }
+                Output::File(path) => {
+                    let path = numbered(&kind_path(path, kind, &self.values), end.n);
+                    let mut out = BufWriter::new(File::create(path)?);
+                    out.write_all(text.as_bytes())?;
+                    out.flush()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn replaced(&self) -> Vec<(String, u64)> {
+        self.labeler.replaced()
     }
 }
 
@@ -212,44 +241,6 @@ pub fn push_frame(line: &mut String, text: &str) {
         '\n' | '\r' => ' ',
         c => c,
     }));
-}
-
-impl Sink for CollapsedSink {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn record(&mut self, s: &ContextualSample) -> io::Result<()> {
-        if self.finished {
-            return Err(io::Error::other("record after finish"));
-        }
-        let line = self.fold(s);
-        let (kind, value) = self.values.value(s);
-        if !self.kinds.contains(&kind) {
-            self.kinds.push(kind);
-        }
-        let sum = self
-            .counts
-            .entry(kind)
-            .or_default()
-            .entry(line)
-            .or_insert(0);
-        *sum = sum.saturating_add(value.max(0) as u64);
-        Ok(())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.flush_at(monotonic_ns())
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        self.finished = true;
-        self.write()
-    }
-
-    fn replaced(&self) -> Vec<(String, u64)> {
-        self.labeler.replaced()
-    }
 }
 
 #[cfg(test)]

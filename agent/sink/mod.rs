@@ -1,18 +1,21 @@
 //! Sinks: where contextualised samples go. One file per format behind the [`Sink`] trait, and a
 //! [`SinkSet`] that feeds several sinks and accounts for their failures.
 //!
-//! The aggregated sinks (`pprof`, `collapsed`, `svg`) share what is defined here: their
-//! [`SinkOptions`], the cardinality [`Labeler`] and the [`Rotation`] of their outputs.
+//! The aggregating sinks (`pprof`, `collapsed`, `svg`, `jfr`, `push`) are one [`base::Rotating`]
+//! sink each over their format's [`base::Aggregate`] (the base does open, interval
+//! [`Rotation`], flush and finish once); they share what is defined here: their
+//! [`SinkOptions`] and the cardinality [`Labeler`].
 
 use std::collections::HashSet;
 use std::io;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::core::model::{ContextMap, ContextualSample};
 use crate::log::io_message;
+pub use base::{numbered, tagged, Rotation};
 pub use spec::{Output, SinkFormat, SinkSpec};
 
+pub mod base;
 pub mod collapsed;
 pub mod jfr;
 pub mod jsonl;
@@ -407,83 +410,6 @@ impl Labeler {
             .iter()
             .map(|r| (r.key.clone(), r.replaced))
             .collect()
-    }
-}
-
-// ---- rotation ---------------------------------------------------------------------------------
-
-/// When an aggregated sink writes an output. Without an interval: once, at exit, to its path.
-/// With one: output `n` (1, 2, ...) when the `n`-th interval of wall time since the sink was
-/// opened is over (checked at every `flush`, i.e. every worker round), and a last one at exit
-/// holding the partial interval. An interval holds the samples the agent decided during it
-/// (samples reach the sinks about a second after they were taken); an interval without samples
-/// still gives its (empty) output, so that output `n` always covers interval `n`.
-pub struct Rotation {
-    interval_ns: Option<i64>,
-    deadline_ns: i64,
-    written: u32,
-}
-
-impl Rotation {
-    pub fn new(interval_ns: Option<i64>, now_ns: i64) -> Rotation {
-        Rotation {
-            interval_ns,
-            deadline_ns: now_ns.saturating_add(interval_ns.unwrap_or(i64::MAX)),
-            written: 0,
-        }
-    }
-
-    /// Whether the current interval is over at `now_ns`; when it is, the next one starts where
-    /// it ended (call again: several may be over after a stall).
-    pub fn due(&mut self, now_ns: i64) -> bool {
-        match self.interval_ns {
-            Some(i) if now_ns >= self.deadline_ns => {
-                self.deadline_ns = self.deadline_ns.saturating_add(i);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// The number of the next output (1-based) when rotating, `None` without an interval.
-    pub fn peek(&self) -> Option<u32> {
-        self.interval_ns.map(|_| self.written + 1)
-    }
-
-    /// Like [`Rotation::peek`], and counts the output as written.
-    pub fn take(&mut self) -> Option<u32> {
-        let n = self.peek();
-        self.written += 1;
-        n
-    }
-}
-
-/// `path` with `.TAG` inserted before its extension, by the rule of [`numbered`]
-/// (`stacks.txt` → `stacks.alloc.txt`, `cpu.pb.gz` → `cpu.alloc.pb.gz`, `x` → `x.alloc`).
-pub fn tagged(path: &Path, tag: &str) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let split = if name.ends_with(".pb.gz") && name.len() > ".pb.gz".len() {
-        Some(name.len() - ".pb.gz".len())
-    } else {
-        name.rfind('.').filter(|&i| i > 0)
-    };
-    let tagged = match split {
-        Some(i) => format!("{}.{tag}{}", &name[..i], &name[i..]),
-        None => format!("{name}.{tag}"),
-    };
-    path.with_file_name(tagged)
-}
-
-/// The path of output `n` of a file sink: `n` as 4 digits (or more) before the extension
-/// (`profile.pprof` → `profile.0001.pprof`; `.pb.gz` counts as one extension; a name without
-/// an extension gets `.0001` appended). `None` is the path itself.
-pub fn numbered(path: &Path, n: Option<u32>) -> PathBuf {
-    match n {
-        Some(n) => tagged(path, &format!("{n:04}")),
-        None => path.to_path_buf(),
     }
 }
 

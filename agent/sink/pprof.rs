@@ -1,6 +1,8 @@
 //! pprof sink (`sink=pprof:PATH`): samples aggregated into a gzipped `profile.proto`
 //! (github.com/google/pprof/proto/profile.proto), written at exit, or once per `interval` (see
-//! [`super::Rotation`] and [`super::numbered`]) plus a last one at exit.
+//! [`super::Rotation`] and [`super::numbered`]) plus a last one at exit. The aggregation is the
+//! value [`PprofProfile`] (also held by the push sink); [`PprofFile`] writes it to files over the
+//! shared base ([`super::base`]).
 //!
 //! - Sample types: `samples/count` (1 per sample), then one per value kind the enabled events can
 //!   produce ([`crate::core::value`]), in this order: `cpu/nanoseconds`, `native/nanoseconds`,
@@ -35,8 +37,9 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use prost::Message;
 
+use super::base::{Aggregate, End, Rotating};
 use super::proto::{Function, Label, Line, Location, Mapping, Profile, Sample, ValueType};
-use super::{is_cpu_event, numbered, Labeler, Rotation, Sink, SinkOptions};
+use super::{is_cpu_event, numbered, Labeler, SinkOptions};
 use crate::core::model::{ContextualSample, Frame, UnknownReason};
 use crate::core::value::{ValueKind, ValuePlan};
 
@@ -74,68 +77,97 @@ impl Key {
     }
 }
 
-pub struct PprofSink {
-    name: String,
-    path: PathBuf,
+/// The pprof aggregation of one interval: samples with identical stacks and labels summed into
+/// one Sample. A value: the pprof file writer ([`PprofFile`]) and the push sink
+/// ([`super::push`]) each hold one and turn it into a [`Profile`] when an interval ends.
+pub struct PprofProfile {
     values: ValuePlan,
     /// The value kinds after `samples/count`: the plan's, plus any other kind seen (which the
-    /// enabled events cannot produce; kept so that no value is lost).
+    /// enabled events cannot produce; kept so that no value is lost, and kept by
+    /// [`PprofProfile::reset`] so that every later profile has the same types).
     kinds: Vec<ValueKind>,
-    labeler: Labeler,
-    rotation: Rotation,
     /// Per key: samples, then the value of each of `kinds`.
     counts: HashMap<Key, Vec<i64>>,
-    /// Shortest real period of the `cpu` and `native` samples of this output, if any.
+    /// Shortest real period of the `cpu` and `native` samples of this interval, if any.
     seen_period: [Option<i64>; 2],
-    /// Start of the current output's interval: wall clock, and [`now_ns`].
+    /// Start of the interval: wall clock, and [`monotonic_ns`].
     started: SystemTime,
     started_ns: i64,
-    finished: bool,
 }
 
-impl PprofSink {
-    /// Creates the first output file now (empty until written), so that an unwritable path
-    /// fails at agent load.
-    pub fn open(path: &Path, options: &SinkOptions) -> io::Result<PprofSink> {
-        let sink = PprofSink::new(path, options, monotonic_ns());
-        File::create(numbered(path, sink.rotation.peek()))?;
-        Ok(sink)
-    }
-
-    /// A sink whose first interval starts at `now_ns`; no file is touched until a write.
-    pub fn new(path: &Path, options: &SinkOptions, now_ns: i64) -> PprofSink {
-        PprofSink {
-            name: format!("pprof:{}", path.display()),
-            path: path.to_path_buf(),
-            values: options.values.clone(),
-            kinds: options
-                .values
+impl PprofProfile {
+    /// An empty profile of the kinds of `values`, its interval starting at `now_ns`.
+    pub fn new(values: &ValuePlan, now_ns: i64) -> PprofProfile {
+        PprofProfile {
+            values: values.clone(),
+            kinds: values
                 .kinds()
                 .iter()
                 .copied()
                 .filter(|k| *k != ValueKind::Count)
                 .collect(),
-            labeler: Labeler::new(&options.cardinality),
-            rotation: Rotation::new(options.interval_ns, now_ns),
             counts: HashMap::new(),
             seen_period: [None; 2],
             started: SystemTime::now(),
             started_ns: now_ns,
-            finished: false,
         }
     }
 
-    /// Writes an output if the current interval is over at `now_ns` (what `flush` does with
-    /// the current time).
-    pub fn flush_at(&mut self, now_ns: i64) -> io::Result<()> {
-        while self.rotation.due(now_ns) {
-            self.write(now_ns)?;
-        }
-        Ok(())
+    /// Whether no sample was added since the interval started.
+    pub fn is_empty(&self) -> bool {
+        self.counts.is_empty()
     }
 
-    /// The profile of the samples aggregated since the last output, ending at `now_ns`.
-    pub fn profile(&self, now_ns: i64) -> Profile {
+    /// Adds `s`, labelled with `context` (its context entries after the sink's policies; not
+    /// read when its context is unknown).
+    pub fn increment(&mut self, s: &ContextualSample, context: Vec<(Arc<str>, Arc<str>)>) {
+        let (context, unknown) = match &s.context {
+            Ok(_) => (context, None),
+            Err(reason) => (Vec::new(), Some(*reason)),
+        };
+        let key = Key {
+            context,
+            unknown,
+            thread: Arc::clone(&s.thread.name),
+            event: (!is_cpu_event(&s.event)).then(|| Arc::clone(&s.event)),
+            frames: s.frames.clone(),
+        };
+        let (kind, value) = self.values.value(s);
+        let seen = match kind {
+            ValueKind::CpuNanos => Some(&mut self.seen_period[0]),
+            ValueKind::NativeNanos => Some(&mut self.seen_period[1]),
+            _ => None,
+        };
+        if let Some(seen) = seen {
+            *seen = Some(seen.map_or(value, |p| p.min(value)));
+        }
+        let slot = match self.kinds.iter().position(|k| *k == kind) {
+            Some(i) => Some(i + 1),
+            None if kind == ValueKind::Count => None,
+            None => {
+                self.kinds.push(kind);
+                Some(self.kinds.len())
+            }
+        };
+        let values = self.counts.entry(key).or_default();
+        values.resize(self.kinds.len() + 1, 0);
+        values[0] += 1;
+        if let Some(i) = slot {
+            values[i] = values[i].saturating_add(value);
+        }
+    }
+
+    /// Starts a new interval at `now_ns`, without samples.
+    pub fn reset(&mut self, now_ns: i64) {
+        self.counts.clear();
+        self.seen_period = [None; 2];
+        self.started = SystemTime::now();
+        self.started_ns = now_ns;
+    }
+
+    /// The profile of the samples added since the interval started, ending at `now_ns`; `n` is
+    /// its output number when rotating (in its comment).
+    pub fn profile(&self, n: Option<u32>, now_ns: i64) -> Profile {
         let mut b = Builder::default();
         b.string("");
         let mut sample_type = vec![ValueType {
@@ -172,7 +204,7 @@ impl PprofSink {
             .started
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as i64);
-        let comment = match self.rotation.peek() {
+        let comment = match n {
             Some(n) => format!("jfrctx interval {n}"),
             None => "jfrctx".to_string(),
         };
@@ -199,75 +231,76 @@ impl PprofSink {
             ..Profile::default()
         }
     }
+}
 
-    /// Writes the current profile to the next output path and starts a new interval.
-    fn write(&mut self, now_ns: i64) -> io::Result<()> {
-        let bytes = self.profile(now_ns).encode_to_vec();
-        let path = numbered(&self.path, self.rotation.take());
-        self.counts.clear();
-        self.seen_period = [None; 2];
-        self.started = SystemTime::now();
-        self.started_ns = now_ns;
-        let file = BufWriter::new(File::create(&path)?);
-        let mut gz = GzEncoder::new(file, Compression::default());
-        gz.write_all(&bytes)?;
-        gz.finish()?.flush()
+/// The pprof sink: [`PprofFile`] over the shared base.
+pub type PprofSink = Rotating<PprofFile>;
+
+/// The pprof file writer: one gzipped profile per output, its labels after the cardinality
+/// policies.
+pub struct PprofFile {
+    path: PathBuf,
+    labeler: Labeler,
+    profile: PprofProfile,
+}
+
+impl PprofSink {
+    /// Creates the first output file now (empty until written), so that an unwritable path
+    /// fails at agent load.
+    pub fn open(path: &Path, options: &SinkOptions) -> io::Result<PprofSink> {
+        let now_ns = monotonic_ns();
+        let file = PprofFile::new(path, options, now_ns);
+        Rotating::create(name(path), file, options.interval_ns, now_ns)
+    }
+
+    /// A sink whose first interval starts at `now_ns`; no file is touched until a write.
+    pub fn new(path: &Path, options: &SinkOptions, now_ns: i64) -> PprofSink {
+        let file = PprofFile::new(path, options, now_ns);
+        Rotating::over(name(path), file, options.interval_ns, now_ns)
+    }
+
+    /// The profile of the samples aggregated since the last output, ending at `now_ns`.
+    pub fn profile(&self, now_ns: i64) -> Profile {
+        self.aggregate().profile.profile(self.next_output(), now_ns)
     }
 }
 
-impl Sink for PprofSink {
-    fn name(&self) -> &str {
-        &self.name
+fn name(path: &Path) -> String {
+    format!("pprof:{}", path.display())
+}
+
+impl PprofFile {
+    fn new(path: &Path, options: &SinkOptions, now_ns: i64) -> PprofFile {
+        PprofFile {
+            path: path.to_path_buf(),
+            labeler: Labeler::new(&options.cardinality),
+            profile: PprofProfile::new(&options.values, now_ns),
+        }
+    }
+}
+
+impl Aggregate for PprofFile {
+    fn create(&mut self, n: Option<u32>) -> io::Result<()> {
+        File::create(numbered(&self.path, n)).map(drop)
     }
 
-    fn record(&mut self, s: &ContextualSample) -> io::Result<()> {
-        if self.finished {
-            return Err(io::Error::other("record after finish"));
-        }
-        let (context, unknown) = match &s.context {
-            Ok(map) => (self.labeler.apply(map), None),
-            Err(reason) => (Vec::new(), Some(*reason)),
+    fn increment(&mut self, s: &ContextualSample) -> io::Result<()> {
+        let context = match &s.context {
+            Ok(map) => self.labeler.apply(map),
+            Err(_) => Vec::new(),
         };
-        let key = Key {
-            context,
-            unknown,
-            thread: Arc::clone(&s.thread.name),
-            event: (!is_cpu_event(&s.event)).then(|| Arc::clone(&s.event)),
-            frames: s.frames.clone(),
-        };
-        let (kind, value) = self.values.value(s);
-        let seen = match kind {
-            ValueKind::CpuNanos => Some(&mut self.seen_period[0]),
-            ValueKind::NativeNanos => Some(&mut self.seen_period[1]),
-            _ => None,
-        };
-        if let Some(seen) = seen {
-            *seen = Some(seen.map_or(value, |p| p.min(value)));
-        }
-        let slot = match self.kinds.iter().position(|k| *k == kind) {
-            Some(i) => Some(i + 1),
-            None if kind == ValueKind::Count => None,
-            None => {
-                self.kinds.push(kind);
-                Some(self.kinds.len())
-            }
-        };
-        let values = self.counts.entry(key).or_default();
-        values.resize(self.kinds.len() + 1, 0);
-        values[0] += 1;
-        if let Some(i) = slot {
-            values[i] = values[i].saturating_add(value);
-        }
+        self.profile.increment(s, context);
         Ok(())
     }
 
-    fn flush(&mut self) -> io::Result<()> {
-        self.flush_at(monotonic_ns())
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        self.finished = true;
-        self.write(monotonic_ns())
+    /// Writes the current profile to output `n` and starts a new interval.
+    fn write(&mut self, end: End) -> io::Result<()> {
+        let bytes = self.profile.profile(end.n, end.now_ns).encode_to_vec();
+        self.profile.reset(end.now_ns);
+        let file = BufWriter::new(File::create(numbered(&self.path, end.n))?);
+        let mut gz = GzEncoder::new(file, Compression::default());
+        gz.write_all(&bytes)?;
+        gz.finish()?.flush()
     }
 
     fn replaced(&self) -> Vec<(String, u64)> {

@@ -1,11 +1,11 @@
 //! SVG flame graph sink (`sink=svg:DIR`, drawn by the `inferno` crate). Each output is a
 //! directory: `DIR` itself at exit, or with `interval` the subdirectories `DIR/0001`,
-//! `DIR/0002`, ... (one per interval, see [`super::Rotation`]) plus a last one at exit. As in the
-//! collapsed sink, each value kind the enabled events can produce has its own graphs
-//! ([`crate::core::value::ValuePlan`]): with a single kind (the default `events=cpu`) they are in the
-//! output directory itself, with several in one subdirectory per kind named after it
-//! (`DIR/cpu`, `DIR/alloc`, `DIR/wait`, `DIR/samples`; with `interval`, `DIR/0001/alloc`, ...).
-//! Each such directory holds:
+//! `DIR/0002`, ... (one per interval, see [`super::Rotation`]) plus a last one at exit (the sink
+//! is [`Svg`] over the shared base [`super::base`]). As in the collapsed sink, each value kind
+//! the enabled events can produce has its own graphs ([`crate::core::value::ValuePlan`]): with
+//! a single kind (the default `events=cpu`) they are in the output directory itself, with
+//! several in one subdirectory per kind named after it (`DIR/cpu`, `DIR/alloc`, `DIR/wait`,
+//! `DIR/samples`; with `interval`, `DIR/0001/alloc`, ...). Each such directory holds:
 //!
 //! - `all.svg`: every sample, with a root frame per value of `svg_key`: `KEY=VALUE`, `KEY=-`
 //!   for samples without the key, `[unknown: REASON]` when the context is unknown;
@@ -36,8 +36,9 @@ use std::sync::Arc;
 use inferno::flamegraph::color::{MultiPalette, Palette};
 use inferno::flamegraph::{self, Options};
 
+use super::base::{Aggregate, End, Rotating};
 use super::collapsed::{push_root, push_stack, push_unknown};
-use super::{Labeler, Rotation, Sink, SinkOptions};
+use super::{Labeler, SinkOptions};
 use crate::core::model::{ContextualSample, UnknownReason};
 use crate::core::value::{ValueKind, ValuePlan};
 
@@ -52,19 +53,20 @@ enum Group {
     Value(Arc<str>),
 }
 
-pub struct SvgSink {
-    name: String,
+/// The svg sink: [`Svg`] over the shared base.
+pub type SvgSink = Rotating<Svg>;
+
+/// The stacks of the current interval, per value kind and `svg_key` value.
+pub struct Svg {
     dir: PathBuf,
     key: String,
     labeler: Labeler,
-    rotation: Rotation,
     values: ValuePlan,
     /// One set of graphs each: the plan's kinds, then any other kind seen (which the enabled
     /// events cannot produce).
     kinds: Vec<ValueKind>,
     /// Per kind and group: folded stack (root first, no count) → its samples and value.
     groups: HashMap<ValueKind, HashMap<Group, HashMap<String, Tally>>>,
-    finished: bool,
 }
 
 /// Samples and their summed value.
@@ -85,48 +87,40 @@ impl SvgSink {
     /// Creates `DIR` (and with `interval` its first subdirectory) now, so that an unusable
     /// directory fails at agent load.
     pub fn open(dir: &Path, options: &SinkOptions) -> io::Result<SvgSink> {
-        let sink = SvgSink::new(dir, options, monotonic_ns());
-        let first = output_dir(dir, sink.rotation.peek());
-        for kind in options.values.kinds() {
-            let first = kind_dir(&first, *kind, &options.values);
-            fs::create_dir_all(&first)?;
-            File::create(first.join("index.txt"))?;
-        }
-        Ok(sink)
+        let now_ns = monotonic_ns();
+        Rotating::create(
+            name(dir),
+            Svg::new(dir, options),
+            options.interval_ns,
+            now_ns,
+        )
     }
 
     /// A sink whose first interval starts at `now_ns`; nothing is touched until a write.
     pub fn new(dir: &Path, options: &SinkOptions, now_ns: i64) -> SvgSink {
-        SvgSink {
-            name: format!("svg:{}", dir.display()),
+        Rotating::over(
+            name(dir),
+            Svg::new(dir, options),
+            options.interval_ns,
+            now_ns,
+        )
+    }
+}
+
+fn name(dir: &Path) -> String {
+    format!("svg:{}", dir.display())
+}
+
+impl Svg {
+    fn new(dir: &Path, options: &SinkOptions) -> Svg {
+        Svg {
             dir: dir.to_path_buf(),
             key: options.svg_key.clone(),
             labeler: Labeler::new(&options.cardinality),
-            rotation: Rotation::new(options.interval_ns, now_ns),
             values: options.values.clone(),
             kinds: options.values.kinds().to_vec(),
             groups: HashMap::new(),
-            finished: false,
         }
-    }
-
-    /// Writes an output if the current interval is over at `now_ns`.
-    pub fn flush_at(&mut self, now_ns: i64) -> io::Result<()> {
-        while self.rotation.due(now_ns) {
-            self.write()?;
-        }
-        Ok(())
-    }
-
-    fn write(&mut self) -> io::Result<()> {
-        let mut groups = std::mem::take(&mut self.groups);
-        let base = output_dir(&self.dir, self.rotation.take());
-        for kind in &self.kinds {
-            let dir = kind_dir(&base, *kind, &self.values);
-            let kind_groups = groups.remove(kind).unwrap_or_default();
-            self.write_kind(&dir, *kind, kind_groups.into_iter().collect())?;
-        }
-        Ok(())
     }
 
     /// Writes the graphs and index of one kind into `dir`.
@@ -281,15 +275,19 @@ fn escape(s: &str) -> String {
     out
 }
 
-impl Sink for SvgSink {
-    fn name(&self) -> &str {
-        &self.name
+impl Aggregate for Svg {
+    /// Creates the first output directory of each kind with an empty `index.txt`.
+    fn create(&mut self, n: Option<u32>) -> io::Result<()> {
+        let first = output_dir(&self.dir, n);
+        for kind in self.values.kinds() {
+            let first = kind_dir(&first, *kind, &self.values);
+            fs::create_dir_all(&first)?;
+            File::create(first.join("index.txt"))?;
+        }
+        Ok(())
     }
 
-    fn record(&mut self, s: &ContextualSample) -> io::Result<()> {
-        if self.finished {
-            return Err(io::Error::other("record after finish"));
-        }
+    fn increment(&mut self, s: &ContextualSample) -> io::Result<()> {
         let group = match &s.context {
             Err(reason) => Group::Unknown(*reason),
             Ok(map) => {
@@ -320,13 +318,15 @@ impl Sink for SvgSink {
         Ok(())
     }
 
-    fn flush(&mut self) -> io::Result<()> {
-        self.flush_at(monotonic_ns())
-    }
-
-    fn finish(&mut self) -> io::Result<()> {
-        self.finished = true;
-        self.write()
+    fn write(&mut self, end: End) -> io::Result<()> {
+        let mut groups = std::mem::take(&mut self.groups);
+        let base = output_dir(&self.dir, end.n);
+        for kind in &self.kinds {
+            let dir = kind_dir(&base, *kind, &self.values);
+            let kind_groups = groups.remove(kind).unwrap_or_default();
+            self.write_kind(&dir, *kind, kind_groups.into_iter().collect())?;
+        }
+        Ok(())
     }
 
     fn replaced(&self) -> Vec<(String, u64)> {

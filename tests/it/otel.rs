@@ -301,9 +301,21 @@ fn check(samples: &[Value], spans: &HashMap<String, Span>, offset: i64) -> Figur
                     ));
                     *lo = (*lo).max(span.start - TOLERANCE - t);
                     *hi = (*hi).min(span.end + TOLERANCE - t);
+                    let top: Vec<&str> = s["stack"]
+                        .as_array()
+                        .map(|st| {
+                            st.iter()
+                                .take(6)
+                                .filter_map(|f| f["method"].as_str())
+                                .collect()
+                        })
+                        .unwrap_or_default();
                     seen.push(format!(
-                        "{} at {t} in [{}, {}]",
-                        span.name, span.start, span.end
+                        "{} at {t} in [{}, {}] on {thread_name} ({})",
+                        span.name,
+                        span.start,
+                        span.end,
+                        top.join(" < ")
                     ));
                     if span.thread == thread {
                         f.own_thread += 1;

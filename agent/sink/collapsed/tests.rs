@@ -1,6 +1,7 @@
 use super::*;
 use crate::core::events::EventSelection;
 use crate::sink::Policy;
+use crate::sink::Sink;
 use std::sync::Arc;
 
 /// The sampling period of the tests: each CPU sample is worth 1 ms (1000000 ns).
@@ -35,8 +36,8 @@ fn text(sink_options: &SinkOptions, samples: &[ContextualSample]) -> String {
     for s in samples {
         sink.record(s).unwrap();
     }
-    assert_eq!(sink.kinds(), [ValueKind::CpuNanos]);
-    sink.text(ValueKind::CpuNanos)
+    assert_eq!(sink.aggregate().kinds(), [ValueKind::CpuNanos]);
+    sink.aggregate().text(ValueKind::CpuNanos)
 }
 
 #[test]
@@ -112,18 +113,18 @@ fn each_value_kind_gets_its_own_output_in_its_unit() {
         sink.record(&s).unwrap();
     }
     use ValueKind::*;
-    assert_eq!(sink.kinds(), [CpuNanos, AllocBytes, WaitNanos]);
-    assert_eq!(sink.text(CpuNanos), "k=v;main;leaf 2000000\n");
+    assert_eq!(sink.aggregate().kinds(), [CpuNanos, AllocBytes, WaitNanos]);
+    assert_eq!(sink.aggregate().text(CpuNanos), "k=v;main;leaf 2000000\n");
     assert_eq!(
-        sink.text(AllocBytes),
+        sink.aggregate().text(AllocBytes),
         "k=v;[jdk.ObjectAllocationSample];main;alloc 4196\n"
     );
     assert_eq!(
-        sink.text(WaitNanos),
+        sink.aggregate().text(WaitNanos),
         "k=v;[jdk.JavaMonitorEnter];main;lock 12000000\n\
          k=v;[jdk.ThreadPark];main;park 35000000\n"
     );
-    assert_eq!(sink.text(Count), "");
+    assert_eq!(sink.aggregate().text(Count), "");
 }
 
 #[test]
@@ -210,7 +211,7 @@ fn cardinality_applies_to_root_frames() {
         sink.record(s).unwrap();
     }
     assert_eq!(
-        sink.text(ValueKind::CpuNanos),
+        sink.aggregate().text(ValueKind::CpuNanos),
         "req=other;tenant=-;m 1000000\nreq=r1;tenant=-;m 2000000\n"
     );
     assert_eq!(

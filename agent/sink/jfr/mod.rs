@@ -16,6 +16,9 @@
 //! readable, and only the samples of the chunk being filled are lost. With `jfr_max_size=` the
 //! oldest chunks are dropped (the file rewritten without them) before a chunk that would make it
 //! larger is appended; the newest chunk is always kept.
+//!
+//! The sink is [`JfrFile`] over the shared base ([`super::base`]): for jfr an interval ends a
+//! chunk (when it holds samples), not a file, and the last one is the final chunk.
 
 pub mod chunk;
 pub mod encoding;
@@ -29,7 +32,8 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::{Rotation, Sink, SinkOptions};
+use super::base::{Aggregate, End, Rotating};
+use super::SinkOptions;
 use crate::core::model::ContextualSample;
 use chunk::{Chunk, Clock, Types};
 
@@ -77,7 +81,11 @@ fn wall_now() -> i64 {
         .map_or(0, |d| d.as_nanos() as i64)
 }
 
-pub struct JfrSink {
+/// The jfr sink: [`JfrFile`] over the shared base.
+pub type JfrSink = Rotating<JfrFile>;
+
+/// The recording being written: the chunk being filled and the complete chunks in the file.
+pub struct JfrFile {
     name: String,
     path: PathBuf,
     file: File,
@@ -85,7 +93,6 @@ pub struct JfrSink {
     chunk: Chunk,
     clock: Clock,
     now: fn() -> i64,
-    rotation: Rotation,
     /// Sizes of the chunks in the file, oldest first.
     chunks: VecDeque<u64>,
     file_len: u64,
@@ -118,29 +125,33 @@ impl JfrSink {
         let chunk_max = o
             .jfr_max_size
             .map_or(CHUNK_MAX, |m| CHUNK_MAX.min((m / 4) as usize));
-        Ok(JfrSink {
-            name: format!("jfr:{}", path.display()),
+        let name = format!("jfr:{}", path.display());
+        let jfr = JfrFile {
+            name: name.clone(),
             path: path.to_path_buf(),
             file,
             types: Types::new(),
             chunk: Chunk::new(now(), 0),
             clock,
             now,
-            rotation: Rotation::new(o.interval_ns, crate::time::monotonic_ns()),
             chunks: VecDeque::new(),
             file_len: 0,
             max_size: o.jfr_max_size,
             chunk_max,
             dropped: 0,
             last_start: i64::MIN,
-        })
+        };
+        let now_ns = crate::time::monotonic_ns();
+        Ok(Rotating::over(name, jfr, o.interval_ns, now_ns))
     }
 
     /// Chunks in the file now.
     pub fn chunks(&self) -> usize {
-        self.chunks.len()
+        self.aggregate().chunks.len()
     }
+}
 
+impl JfrFile {
     /// Ends the current chunk and appends it to the file.
     fn end_chunk(&mut self, last: bool) -> io::Result<()> {
         let now = (self.now)();
@@ -197,12 +208,8 @@ impl JfrSink {
     }
 }
 
-impl Sink for JfrSink {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn record(&mut self, s: &ContextualSample) -> io::Result<()> {
+impl Aggregate for JfrFile {
+    fn increment(&mut self, s: &ContextualSample) -> io::Result<()> {
         self.chunk.add(&mut self.types, s);
         if self.chunk.approx_len() >= self.chunk_max {
             self.end_chunk(false)?;
@@ -210,22 +217,17 @@ impl Sink for JfrSink {
         Ok(())
     }
 
-    fn flush(&mut self) -> io::Result<()> {
-        let mut due = false;
-        while self.rotation.due(crate::time::monotonic_ns()) {
-            due = true;
-        }
-        if due && self.chunk.samples() > 0 {
-            self.rotation.take();
-            self.end_chunk(false)?;
+    /// Ends the chunk when it holds samples (so the intervals after a stall, which have none,
+    /// add nothing); the last one always ends it, unless the file already holds a chunk and
+    /// this one would be empty.
+    fn write(&mut self, end: End) -> io::Result<()> {
+        if self.chunk.samples() > 0 || (end.last && self.chunks.is_empty()) {
+            self.end_chunk(end.last)?;
         }
         Ok(())
     }
 
-    fn finish(&mut self) -> io::Result<()> {
-        if self.chunk.samples() > 0 || self.chunks.is_empty() {
-            self.end_chunk(true)?;
-        }
+    fn close(&mut self) -> io::Result<()> {
         if self.dropped > 0 {
             crate::info!(
                 "sink {}: {} oldest chunks dropped to stay under jfr_max_size",

@@ -1,6 +1,7 @@
 use super::chunk::{chunk_size, HEADER_SIZE};
 use super::*;
 use crate::core::model::test_samples::sample;
+use crate::sink::Sink;
 
 /// A path in the temporary directory, unique to this process (each test removes its file).
 fn tmp(name: &str) -> PathBuf {
@@ -62,7 +63,7 @@ fn an_empty_run_is_still_one_chunk() {
 fn chunks_end_at_the_events_bound_and_at_finish() {
     let path = tmp("bound.jfr");
     let mut s = JfrSink::with_clock(&path, &SinkOptions::default(), clock(), fixed_now).unwrap();
-    s.chunk_max = 1000;
+    s.aggregate_mut().chunk_max = 1000;
     let x = sample(Ok(&[("k", "v")]), "main", &[("a.B.c", 1), ("a.B.main", 2)]);
     for _ in 0..300 {
         s.record(&x).unwrap();
@@ -101,7 +102,7 @@ fn the_max_size_drops_the_oldest_chunks() {
     };
     let mut s = JfrSink::with_clock(&path, &o, clock(), fixed_now).unwrap();
     let mut n = 0u64;
-    while s.dropped < 3 {
+    while s.aggregate().dropped < 3 {
         let mut x = sample(Ok(&[("n", &n.to_string())]), "main", &[("a.B.c", n as i32)]);
         x.time_ns = n as i64;
         s.record(&x).unwrap();
@@ -113,5 +114,33 @@ fn the_max_size_drops_the_oldest_chunks() {
     assert!(bytes.len() as u64 <= MAX_SIZE_MIN, "{} bytes", bytes.len());
     assert_eq!(chunk_sizes(&bytes).len(), s.chunks());
     assert!(s.chunks() >= 2);
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn an_interval_ends_a_chunk_only_when_it_holds_samples() {
+    let path = tmp("interval.jfr");
+    let o = SinkOptions {
+        interval_ns: Some(1_000_000_000),
+        ..SinkOptions::default()
+    };
+    let mut s = JfrSink::with_clock(&path, &o, clock(), fixed_now).unwrap();
+    let start = crate::time::monotonic_ns();
+    let x = sample(Ok(&[("k", "v")]), "main", &[("a.B.c", 1)]);
+    s.record(&x).unwrap();
+    // Three intervals over at once (a stall): one chunk, the other two have no samples.
+    s.flush_at(start + 3_000_000_000).unwrap();
+    assert_eq!(s.chunks(), 1);
+    s.flush_at(start + 4_000_000_000).unwrap();
+    assert_eq!(s.chunks(), 1, "an interval without samples ends no chunk");
+    s.record(&x).unwrap();
+    s.flush_at(start + 5_000_000_000).unwrap();
+    assert_eq!(s.chunks(), 2);
+    // Nothing since: finish adds no empty final chunk.
+    s.finish().unwrap();
+    assert_eq!(s.chunks(), 2);
+    assert!(s.record(&x).is_err());
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(chunk_sizes(&bytes).len(), 2);
     let _ = std::fs::remove_file(&path);
 }

@@ -1,5 +1,6 @@
 use super::*;
 use crate::sink::Policy;
+use crate::sink::Sink;
 use flate2::read::GzDecoder;
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -374,7 +375,6 @@ fn real_sampling_periods_give_the_values_and_the_header_period() {
     assert_eq!(p.sample.len(), 1);
     assert_eq!(p.sample[0].value, vec![3, 40_000_000]);
     // A new output starts over: without samples the configured period.
-    sink.counts.clear();
-    sink.seen_period = [None; 2];
+    sink.aggregate_mut().profile.reset(0);
     assert_eq!(sink.profile(0).period, PERIOD);
 }

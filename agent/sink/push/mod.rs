@@ -1,7 +1,7 @@
-//! Push sink (`push=URL`): every `interval` (default 10 s) the samples of the interval are
-//! encoded as a pprof profile by [`PprofSink`] (through its public API: one `PprofSink` per
-//! interval), its labels chosen by [`labels::LabelPlan`] (a budget of distinct values per key,
-//! span ids per sample), gzipped and POSTed as the request body to a Pyroscope `URL/ingest?...&
+//! Push sink (`push=URL`): [`Push`] over the shared base ([`super::base`]). It holds the pprof
+//! aggregation [`PprofProfile`]; every `interval` (default 10 s) the profile of the interval,
+//! its labels chosen by [`labels::LabelPlan`] (a budget of distinct values per key, span ids per
+//! sample), is gzipped and POSTed as the request body to a Pyroscope `URL/ingest?...&
 //! format=pprof` (see [`spec::ingest_target`], [`http::Client`]).
 //!
 //! The worker only encodes and queues; the thread `jfrctx-push` (started with the first
@@ -11,9 +11,9 @@
 //! what happens next, later ones only counted: the summary shows `push URL profiles=N pushed=N
 //! refused=N failed=N retried=N dropped=N`, with `profiles = pushed + refused + failed +
 //! dropped`, and the last refusal's status and answer. At exit the last profile is queued and
-//! [`Sink::finish`] waits at most [`EXIT_BOUND`] (plus a little) for the thread to send what is
-//! queued; what is left then is dropped (counted) and the thread, whose requests time out by the
-//! same deadline, is not waited for.
+//! `finish` ([`Push::close`]) waits at most [`EXIT_BOUND`] (plus a little) for the thread to send
+//! what is queued; what is left then is dropped (counted) and the thread, whose requests time
+//! out by the same deadline, is not waited for.
 
 pub mod figures;
 pub mod http;
@@ -23,7 +23,6 @@ pub mod spec;
 
 use crate::time::monotonic_ns;
 use std::io::{self, Write};
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -32,9 +31,10 @@ use flate2::Compression;
 use parking_lot::{Condvar, Mutex};
 use prost::Message;
 
-use super::pprof::PprofSink;
-use super::{Labeler, Policy, Rotation, Sink, SinkOptions};
-use crate::core::model::{ContextMap, ContextualSample};
+use super::base::{Aggregate, End, Rotating};
+use super::pprof::PprofProfile;
+use super::{Labeler, Policy, SinkOptions};
+use crate::core::model::ContextualSample;
 pub use figures::PushFigures;
 use labels::{LabelPlan, Notice, Reason};
 use policy::{Attempts, Bounded, Outcome};
@@ -113,23 +113,21 @@ impl Shared {
     }
 }
 
-pub struct PushSink {
-    name: String,
-    /// Aggregates the current interval (no cardinality of its own: applied here).
-    pprof: PprofSink,
-    /// The options the per-interval `PprofSink`s get.
-    pprof_options: SinkOptions,
+/// The push sink: [`Push`] over the shared base; its intervals are the push periods.
+pub type PushSink = Rotating<Push>;
+
+/// The profile of the current interval, and the queue its profiles go to.
+pub struct Push {
+    /// The samples of the current interval, labelled by `labeler` and `plan`.
+    profile: PprofProfile,
     labeler: Option<Labeler>,
     plan: LabelPlan,
     budget: u32,
-    rotation: Rotation,
     app: String,
     labels: Vec<(String, String)>,
     sample_rate: i64,
-    samples: u64,
     shared: Arc<Shared>,
     thread_started: bool,
-    finished: bool,
 }
 
 /// The summary figures of a push sink, readable after the sink moved into the `SinkSet`.
@@ -159,11 +157,6 @@ impl PushSink {
             http::Client::new(&url, spec.tenant.clone(), authorization, spec.ca.as_deref())?;
         let now = monotonic_ns();
         let interval = options.interval_ns.unwrap_or(spec::DEFAULT_INTERVAL_NS);
-        let pprof_options = SinkOptions {
-            interval_ns: None,
-            cardinality: Vec::new(),
-            ..options.clone()
-        };
         let rules = options.cardinality.iter().any(|(_, p)| *p != Policy::Keep);
         let budget = spec.budget.unwrap_or(spec::DEFAULT_BUDGET);
         let shared = Arc::new(Shared {
@@ -184,25 +177,24 @@ impl PushSink {
             url,
             client,
         });
-        let sink = PushSink {
-            name: format!("push:{}", shared.url),
-            pprof: PprofSink::new(Path::new("push"), &pprof_options, now),
-            pprof_options,
+        let push = Push {
+            profile: PprofProfile::new(&options.values, now),
             labeler: rules.then(|| Labeler::new(&options.cardinality)),
             plan: LabelPlan::new(spec.keys.clone(), budget, spec.labels.len()),
             budget,
-            rotation: Rotation::new(Some(interval), now),
             app,
             labels: spec.labels.clone(),
             sample_rate: spec::sample_rate(options.period_ns),
-            samples: 0,
             shared: Arc::clone(&shared),
             thread_started: false,
-            finished: false,
         };
+        let name = format!("push:{}", shared.url);
+        let sink = Rotating::over(name, push, Some(interval), now);
         Ok((sink, PushHandle(shared)))
     }
+}
 
+impl Push {
     /// Logs a key newly left out of pushed labels.
     fn notice(&self, n: &Notice) {
         let why = match n.reason {
@@ -229,12 +221,12 @@ impl PushSink {
 
     /// Ends the current interval at `now_ns`: its profile (when it holds samples) is queued.
     fn cut(&mut self, now_ns: i64) -> io::Result<()> {
-        let fresh = PprofSink::new(Path::new("push"), &self.pprof_options, now_ns);
-        let done = std::mem::replace(&mut self.pprof, fresh);
-        if std::mem::take(&mut self.samples) == 0 {
+        if self.profile.is_empty() {
+            self.profile.reset(now_ns);
             return Ok(());
         }
-        let mut profile = done.profile(now_ns);
+        let mut profile = self.profile.profile(None, now_ns);
+        self.profile.reset(now_ns);
         for n in self.plan.prepare(&mut profile) {
             self.notice(&n);
         }
@@ -306,58 +298,44 @@ impl PushSink {
             }
         }
     }
-
-    /// Rotates if the interval is over at `now_ns` (what `flush` does with the current time).
-    pub fn flush_at(&mut self, now_ns: i64) -> io::Result<()> {
-        while self.rotation.due(now_ns) {
-            self.cut(now_ns)?;
-        }
-        Ok(())
-    }
 }
 
-impl Sink for PushSink {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn record(&mut self, s: &ContextualSample) -> io::Result<()> {
-        if self.finished {
-            return Err(io::Error::other("record after finish"));
-        }
-        self.samples += 1;
-        let Ok(map) = &s.context else {
-            return self.pprof.record(s);
-        };
-        let strip = map.entries.iter().any(|(k, _)| self.plan.is_left_out(k));
-        if self.labeler.is_none() && !strip {
-            return self.pprof.record(s);
-        }
-        let mut entries = match &mut self.labeler {
-            Some(labeler) => labeler.apply(map),
-            None => map.entries.clone(),
-        };
-        // Keys never pushed again are not aggregated on (and counted as left out).
-        let plan = &mut self.plan;
-        entries.retain(|(k, _)| {
-            let out = plan.is_left_out(k);
-            if out {
-                plan.stripped(k);
+impl Aggregate for Push {
+    fn increment(&mut self, s: &ContextualSample) -> io::Result<()> {
+        let context = match &s.context {
+            Err(_) => Vec::new(),
+            Ok(map) => {
+                let strip = map.entries.iter().any(|(k, _)| self.plan.is_left_out(k));
+                let mut entries = match &mut self.labeler {
+                    Some(labeler) => labeler.apply(map),
+                    None => map.entries.clone(),
+                };
+                if strip {
+                    // Keys never pushed again are not aggregated on (and counted as left out).
+                    let plan = &mut self.plan;
+                    entries.retain(|(k, _)| {
+                        let out = plan.is_left_out(k);
+                        if out {
+                            plan.stripped(k);
+                        }
+                        !out
+                    });
+                }
+                entries
             }
-            !out
-        });
-        let mut labeled = s.clone();
-        labeled.context = Ok(Arc::new(ContextMap { entries }));
-        self.pprof.record(&labeled)
+        };
+        self.profile.increment(s, context);
+        Ok(())
     }
 
-    fn flush(&mut self) -> io::Result<()> {
-        self.flush_at(monotonic_ns())
+    /// Ends the interval: its profile (when it holds samples) is queued.
+    fn write(&mut self, end: End) -> io::Result<()> {
+        self.cut(end.now_ns)
     }
 
-    fn finish(&mut self) -> io::Result<()> {
-        self.finished = true;
-        let cut = self.cut(monotonic_ns());
+    /// Waits at most [`EXIT_BOUND`] for the queued profiles to be sent; what is left is
+    /// dropped.
+    fn close(&mut self) -> io::Result<()> {
         let deadline = Instant::now() + EXIT_BOUND;
         let mut st = self.shared.state.lock();
         st.closed = true;
@@ -393,7 +371,7 @@ impl Sink for PushSink {
                 ),
             );
         }
-        cut
+        Ok(())
     }
 
     fn replaced(&self) -> Vec<(String, u64)> {

@@ -2,11 +2,13 @@ use super::*;
 use crate::core::model::test_samples::sample;
 use crate::options::parse_with;
 use crate::sink::proto::Profile;
+use crate::sink::Sink;
 use crate::time::monotonic_ns;
 use flate2::read::GzDecoder;
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::net::TcpListener;
+use std::path::Path;
 
 fn no_files(_: &Path) -> io::Result<String> {
     Err(io::Error::other("no files here"))

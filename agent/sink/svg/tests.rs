@@ -1,5 +1,6 @@
 use super::*;
 use crate::sink::Policy;
+use crate::sink::Sink;
 use std::sync::Arc;
 
 fn sample(ctx: Result<&[(&str, &str)], UnknownReason>, stack: &[&str]) -> ContextualSample {
