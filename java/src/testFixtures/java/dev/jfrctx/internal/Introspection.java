@@ -4,7 +4,10 @@ import java.util.Map;
 
 /**
  * Read-back of the current thread's context, for jfrctx's own tests. <b>Not API</b>: the JEP's
- * API deliberately offers no way to read values back; applications must not use this class.
+ * API deliberately offers no way to read values back, so this class is a test source only
+ * ({@code java/src/testFixtures/java}): compiled into the Java unit tests (Gradle's test source set)
+ * and, next to the facade, into the integration-test workloads ({@code tests/java}), never into
+ * {@code jfrctx.jar}.
  */
 public final class Introspection {
 
