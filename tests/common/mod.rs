@@ -240,6 +240,8 @@ fn compile_classes() -> Result<PathBuf, String> {
     let root = root();
     let mut sources = Vec::new();
     java_sources(&root.join("java/src/main/java"), &mut sources);
+    // Test-only read-back (dev.jfrctx.internal.Introspection), never in jfrctx.jar.
+    java_sources(&root.join("java/src/testFixtures/java"), &mut sources);
     java_sources(&root.join("tests/java"), &mut sources);
     sources.sort();
     if sources.is_empty() {
