@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # build.sh — build the agent and the facade jar.
 #
-#   target/release/libjfrctx.so     the JVMTI agent (-agentpath:...)
-#   target/release/jfrctx-report    the JSON-lines report tool
+#   target/release/libjfrctx.so     the JVMTI agent (-agentpath:...), stripped of debug info
+#   target/release/libjfrctx.so.debug   its debug info (objcopy --only-keep-debug; gdb finds it
+#                                   through the library's .gnu_debuglink)
+#   target/release/jfrctx-report    the JSON-lines report tool (and jfrctx-report.debug)
 #   target/jfrctx.jar               the facade (dev.jfrctx), javac --release 17
 #   target/jfrctx-sources.jar       its sources
 #   target/jfrctx-agent.jar         the Java agent (-javaagent:...): context across executors,
@@ -68,6 +70,30 @@ cargo build --release --quiet || die "cargo build --release failed"
 for f in target/release/libjfrctx.so target/release/jfrctx-report; do
     [ -f "$f" ] || die "cargo build did not produce $f"
 done
+
+# ---- release artifact: stripped, its debug info beside it ----------------------------------
+# profile.release keeps line tables (debug = 1: file:line in gdb, perf, addr2line), which make
+# up most of the library. The library is left stripped of them (the symbol table stays, so
+# hs_err_pid files and perf still name the functions) with a .gnu_debuglink to FILE.debug, where
+# gdb finds them (README "Symbols for a crash report"). The stripped file replaces cargo's hard
+# link to target/release/deps/ by a rename, so cargo's own output stays intact and its freshness
+# is unaffected; the next cargo build (the tests run one) links the unstripped library back in
+# place, which holds the same code and the same build id, so the .debug file still matches it.
+split_debug() {  # FILE → FILE stripped of debug info, FILE.debug holding it
+    local f="$1"
+    objcopy --only-keep-debug "$f" "$f.debug.tmp" \
+        && mv -f "$f.debug.tmp" "$f.debug" \
+        && chmod a-x "$f.debug" \
+        && objcopy --strip-debug --add-gnu-debuglink="$f.debug" "$f" "$f.stripped.tmp" \
+        && mv -f "$f.stripped.tmp" "$f"
+}
+if command -v objcopy >/dev/null 2>&1; then
+    for f in target/release/libjfrctx.so target/release/jfrctx-report; do
+        split_debug "$f" || die "objcopy failed on $f"
+    done
+else
+    echo "build.sh: objcopy not found: target/release/libjfrctx.so keeps its debug info (apt-get install binutils)" >&2
+fi
 
 # ---- facade jar ----------------------------------------------------------------------------
 src=java/src/main/java
