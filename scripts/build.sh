@@ -5,7 +5,8 @@
 #   target/release/libjfrctx.so.debug   its debug info (objcopy --only-keep-debug; gdb finds it
 #                                   through the library's .gnu_debuglink)
 #   target/release/jfrctx-report    the JSON-lines report tool (and jfrctx-report.debug)
-#   target/jfrctx.jar               the facade (dev.jfrctx), javac --release 17
+#   target/jfrctx.jar               the facade (module dev.jfrctx, also a plain class-path jar),
+#                                   javac --release 17
 #   target/jfrctx-sources.jar       its sources
 #   target/jfrctx-agent.jar         the Java agent (-javaagent:...): context across executors,
 #                                   ForkJoinPool, Timer and new threads (scripts/javaagent.sh)
@@ -101,16 +102,25 @@ src=java/src/main/java
 mapfile -t sources < <(find "$src" -name '*.java' | sort)
 [ "${#sources[@]}" -gt 0 ] || die "no .java files under $src"
 
+# The module descriptor (module dev.jfrctx) lives apart, in java/src/main/module, so that what
+# compiles java/src/main/java as class-path code (Gradle 4.4, the test harness, the Java agent's
+# boot jar, the benchmarks) is unaffected; here it is compiled with the sources. Doc comments of
+# the public API must be complete and well formed (-Xdoclint:all/protected -Werror), as must
+# the lint checks Gradle runs.
+module_info=java/src/main/module/module-info.java
+[ -f "$module_info" ] || die "no module descriptor $module_info"
 classes=target/facade-classes
 rm -rf "$classes"
 mkdir -p "$classes"
-"$javac" --release 17 -g -encoding UTF-8 -Xlint:-options -d "$classes" "${sources[@]}" \
-    || die "javac failed on the facade ($src)"
+"$javac" --release 17 -g -encoding UTF-8 -Xlint:all,-try,-options -Xdoclint:all/protected -Werror \
+    -d "$classes" "$module_info" "${sources[@]}" \
+    || die "javac failed on the facade ($src, $module_info)"
 rm -f target/jfrctx.jar.tmp
 "$jar" --create --file target/jfrctx.jar.tmp -C "$classes" . || die "jar failed"
 mv -f target/jfrctx.jar.tmp target/jfrctx.jar
 rm -f target/jfrctx-sources.jar
-"$jar" --create --file target/jfrctx-sources.jar -C "$src" . || die "jar failed (sources)"
+"$jar" --create --file target/jfrctx-sources.jar -C "$src" . -C "$(dirname "$module_info")" module-info.java \
+    || die "jar failed (sources)"
 
 # ---- the Java agent: target/jfrctx-agent.jar (ByteBuddy from Maven Central, relocated) ------
 if command -v mvn >/dev/null 2>&1; then
@@ -127,6 +137,7 @@ build_otel() {
     rm -rf target/otel-classes
     mkdir -p target/otel-classes
     cp -R "$classes/." target/otel-classes/
+    rm -f target/otel-classes/module-info.class # the facade's; this jar is class-path code only
     "$javac" --release 17 -g -encoding UTF-8 -Xlint:-options -cp "$classes:$cp" -d target/otel-classes \
         $(find java/otel/src -name '*.java' | sort) || { echo "build.sh: javac failed on java/otel/src" >&2; return 2; }
     cp -R java/otel/resources/. target/otel-classes/
