@@ -104,15 +104,16 @@ mapfile -t sources < <(find "$src" -name '*.java' | sort)
 
 # The module descriptor (module dev.jfrctx) lives apart, in java/src/main/module, so that what
 # compiles java/src/main/java as class-path code (Gradle 4.4, the test harness, the Java agent's
-# boot jar, the benchmarks) is unaffected; here it is compiled with the sources. Doc comments of
-# the public API must be complete and well formed (-Xdoclint:all/protected -Werror), as must
-# the lint checks Gradle runs.
+# boot jar, the benchmarks) is unaffected; here it is compiled with the sources.
+# -Xdoclint:all,-missing/package -Werror: every doc comment well formed (HTML, references, tags),
+# and every public or protected member documented with its @param/@return/@throws; package-private
+# and private members may go without a comment. The same lint checks as Gradle's.
 module_info=java/src/main/module/module-info.java
 [ -f "$module_info" ] || die "no module descriptor $module_info"
 classes=target/facade-classes
 rm -rf "$classes"
 mkdir -p "$classes"
-"$javac" --release 17 -g -encoding UTF-8 -Xlint:all,-try,-options -Xdoclint:all/protected -Werror \
+"$javac" --release 17 -g -encoding UTF-8 -Xlint:all,-try,-options -Xdoclint:all,-missing/package -Werror \
     -d "$classes" "$module_info" "${sources[@]}" \
     || die "javac failed on the facade ($src, $module_info)"
 rm -f target/jfrctx.jar.tmp
@@ -138,7 +139,8 @@ build_otel() {
     mkdir -p target/otel-classes
     cp -R "$classes/." target/otel-classes/
     rm -f target/otel-classes/module-info.class # the facade's; this jar is class-path code only
-    "$javac" --release 17 -g -encoding UTF-8 -Xlint:-options -cp "$classes:$cp" -d target/otel-classes \
+    "$javac" --release 17 -g -encoding UTF-8 -Xlint:-options -Xdoclint:all,-missing/package -Werror \
+        -cp "$classes:$cp" -d target/otel-classes \
         $(find java/otel/src -name '*.java' | sort) || { echo "build.sh: javac failed on java/otel/src" >&2; return 2; }
     cp -R java/otel/resources/. target/otel-classes/
     rm -f target/jfrctx-otel.jar.tmp
