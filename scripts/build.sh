@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # build.sh — build the agent and the facade jar.
 #
-#   target/release/libjfrctx.so     the JVMTI agent (-agentpath:...)
-#   target/release/jfrctx-report    the JSON-lines report tool
-#   target/jfrctx.jar               the facade (dev.jfrctx), javac --release 17
+#   target/release/libjfrctx.so     the JVMTI agent (-agentpath:...), stripped of debug info
+#   target/release/libjfrctx.so.debug   its debug info (objcopy --only-keep-debug; gdb finds it
+#                                   through the library's .gnu_debuglink)
+#   target/release/jfrctx-report    the JSON-lines report tool (and jfrctx-report.debug)
+#   target/jfrctx.jar               the facade (module dev.jfrctx, also a plain class-path jar),
+#                                   javac --release 17
 #   target/jfrctx-sources.jar       its sources
 #   target/jfrctx-agent.jar         the Java agent (-javaagent:...): context across executors,
 #                                   ForkJoinPool, Timer and new threads (scripts/javaagent.sh)
@@ -69,22 +72,56 @@ for f in target/release/libjfrctx.so target/release/jfrctx-report; do
     [ -f "$f" ] || die "cargo build did not produce $f"
 done
 
+# ---- release artifact: stripped, its debug info beside it ----------------------------------
+# profile.release keeps line tables (debug = 1: file:line in gdb, perf, addr2line), which make
+# up most of the library. The library is left stripped of them (the symbol table stays, so
+# hs_err_pid files and perf still name the functions) with a .gnu_debuglink to FILE.debug, where
+# gdb finds them (README "Symbols for a crash report"). The stripped file replaces cargo's hard
+# link to target/release/deps/ by a rename, so cargo's own output stays intact and its freshness
+# is unaffected; the next cargo build (the tests run one) links the unstripped library back in
+# place, which holds the same code and the same build id, so the .debug file still matches it.
+split_debug() {  # FILE → FILE stripped of debug info, FILE.debug holding it
+    local f="$1"
+    objcopy --only-keep-debug "$f" "$f.debug.tmp" \
+        && mv -f "$f.debug.tmp" "$f.debug" \
+        && chmod a-x "$f.debug" \
+        && objcopy --strip-debug --add-gnu-debuglink="$f.debug" "$f" "$f.stripped.tmp" \
+        && mv -f "$f.stripped.tmp" "$f"
+}
+if command -v objcopy >/dev/null 2>&1; then
+    for f in target/release/libjfrctx.so target/release/jfrctx-report; do
+        split_debug "$f" || die "objcopy failed on $f"
+    done
+else
+    echo "build.sh: objcopy not found: target/release/libjfrctx.so keeps its debug info (apt-get install binutils)" >&2
+fi
+
 # ---- facade jar ----------------------------------------------------------------------------
 src=java/src/main/java
 [ -d "$src" ] || die "no facade sources under $src"
 mapfile -t sources < <(find "$src" -name '*.java' | sort)
 [ "${#sources[@]}" -gt 0 ] || die "no .java files under $src"
 
+# The module descriptor (module dev.jfrctx) lives apart, in java/src/main/module, so that what
+# compiles java/src/main/java as class-path code (Gradle 4.4, the test harness, the Java agent's
+# boot jar, the benchmarks) is unaffected; here it is compiled with the sources.
+# -Xdoclint:all,-missing/package -Werror: every doc comment well formed (HTML, references, tags),
+# and every public or protected member documented with its @param/@return/@throws; package-private
+# and private members may go without a comment. The same lint checks as Gradle's.
+module_info=java/src/main/module/module-info.java
+[ -f "$module_info" ] || die "no module descriptor $module_info"
 classes=target/facade-classes
 rm -rf "$classes"
 mkdir -p "$classes"
-"$javac" --release 17 -g -encoding UTF-8 -Xlint:-options -d "$classes" "${sources[@]}" \
-    || die "javac failed on the facade ($src)"
+"$javac" --release 17 -g -encoding UTF-8 -Xlint:all,-try,-options -Xdoclint:all,-missing/package -Werror \
+    -d "$classes" "$module_info" "${sources[@]}" \
+    || die "javac failed on the facade ($src, $module_info)"
 rm -f target/jfrctx.jar.tmp
 "$jar" --create --file target/jfrctx.jar.tmp -C "$classes" . || die "jar failed"
 mv -f target/jfrctx.jar.tmp target/jfrctx.jar
 rm -f target/jfrctx-sources.jar
-"$jar" --create --file target/jfrctx-sources.jar -C "$src" . || die "jar failed (sources)"
+"$jar" --create --file target/jfrctx-sources.jar -C "$src" . -C "$(dirname "$module_info")" module-info.java \
+    || die "jar failed (sources)"
 
 # ---- the Java agent: target/jfrctx-agent.jar (ByteBuddy from Maven Central, relocated) ------
 if command -v mvn >/dev/null 2>&1; then
@@ -101,7 +138,9 @@ build_otel() {
     rm -rf target/otel-classes
     mkdir -p target/otel-classes
     cp -R "$classes/." target/otel-classes/
-    "$javac" --release 17 -g -encoding UTF-8 -Xlint:-options -cp "$classes:$cp" -d target/otel-classes \
+    rm -f target/otel-classes/module-info.class # the facade's; this jar is class-path code only
+    "$javac" --release 17 -g -encoding UTF-8 -Xlint:-options -Xdoclint:all,-missing/package -Werror \
+        -cp "$classes:$cp" -d target/otel-classes \
         $(find java/otel/src -name '*.java' | sort) || { echo "build.sh: javac failed on java/otel/src" >&2; return 2; }
     cp -R java/otel/resources/. target/otel-classes/
     rm -f target/jfrctx-otel.jar.tmp

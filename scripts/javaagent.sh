@@ -37,12 +37,15 @@ rm -rf "$out"
 mkdir -p "$out/boot" "$out/agent"
 
 mapfile -t boot_sources < <(find java/src/main/java java/javaagent/boot -name '*.java' | sort)
-"$javac" --release 17 -g -encoding UTF-8 -Xlint:-options -d "$out/boot" "${boot_sources[@]}" \
+# Every doc comment well formed, public and protected members documented (see build.sh).
+"$javac" --release 17 -g -encoding UTF-8 -Xlint:-options -Xdoclint:all,-missing/package -Werror \
+    -d "$out/boot" "${boot_sources[@]}" \
     || die "javac failed on the boot jar (facade + java/javaagent/boot)"
 "$jar" --create --file "$out/jfrctx-boot.jar" -C "$out/boot" . || die "jar failed (boot jar)"
 
 mapfile -t agent_sources < <(find java/javaagent/src -name '*.java' | sort)
-"$javac" --release 17 -g -encoding UTF-8 -Xlint:-options -cp "$out/boot:$bytebuddy" \
+"$javac" --release 17 -g -encoding UTF-8 -Xlint:-options -Xdoclint:all,-missing/package -Werror \
+    -cp "$out/boot:$bytebuddy" \
     -d "$out/agent" "${agent_sources[@]}" || die "javac failed on the Java agent (java/javaagent/src)"
 mkdir -p "$out/agent/dev/jfrctx/javaagent"
 cp "$out/jfrctx-boot.jar" "$out/agent/dev/jfrctx/javaagent/jfrctx-boot.jar"

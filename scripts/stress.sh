@@ -46,7 +46,7 @@ stress_setup() {
     rm -rf "$STRESS_CLASSES"
     mkdir -p "$STRESS_CLASSES"
     local sources
-    sources="$(find java/src/main/java tests/java -name '*.java' | sort)"
+    sources="$(find java/src/main/java java/src/testFixtures/java tests/java -name '*.java' | sort)"
     # shellcheck disable=SC2086
     "$JFRCTX_JDK17/bin/javac" --release 17 -nowarn -encoding UTF-8 -d "$STRESS_CLASSES" $sources \
         || { stress_say "javac failed"; return 1; }

@@ -5,7 +5,8 @@
 //!   JDK fails the test with a message saying to run `scripts/jdks.sh`: never a silent skip
 //!   ([`jdk`]).
 //! - The agent cdylib is built once per test run (`$CARGO build --release --lib`), and the facade
-//!   plus `tests/java` are compiled once into `target/it-classes`, both behind an `flock` on
+//!   (with its test-only read-back, `java/src/testFixtures/java`) plus `tests/java` are compiled
+//!   once into `target/it-classes`, both behind an `flock` on
 //!   `target/.jfrctx-it.lock` so that parallel test processes (nextest) do not race.
 //! - [`JvmRun`] declares a run (JDK, agent options, JVM flags, main class, arguments, frames,
 //!   timeout) and gives back a [`Run`]: the output, the agent's parsed summary, the samples of
@@ -177,7 +178,8 @@ fn java_sources(dir: &Path, acc: &mut Vec<PathBuf>) {
     }
 }
 
-/// `target/it-classes`: the facade (`java/src/main/java`) and the workloads (`tests/java`),
+/// `target/it-classes`: the facade (`java/src/main/java`), its test-only read-back
+/// (`java/src/testFixtures/java`) and the workloads (`tests/java`),
 /// compiled with JDK 17 `javac --release 17`. Recompiled only when a source changed (a hash of
 /// paths and contents is kept in `.stamp`); compiled into a fresh directory and swapped in.
 pub fn classes() -> PathBuf {
@@ -192,6 +194,8 @@ fn compile_classes() -> Result<PathBuf, String> {
     let root = root();
     let mut sources = Vec::new();
     java_sources(&root.join("java/src/main/java"), &mut sources);
+    // Test-only read-back (dev.jfrctx.internal.Introspection), never in jfrctx.jar.
+    java_sources(&root.join("java/src/testFixtures/java"), &mut sources);
     java_sources(&root.join("tests/java"), &mut sources);
     sources.sort();
     if sources.is_empty() {

@@ -11,16 +11,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
-import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -66,6 +60,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * completed by a foreign thread is a choice no hand-off reveals; its tasks reach the pool already
  * carrying a context, and the pool's {@code beforeExecute} checks that the agent recognised them
  * (did not wrap them again).
+ *
+ * <p>This class holds the work methods, the pools and the run; {@link PropagationPaths} the
+ * submission of each path.
  *
  * <p>Usage: {@code java gt.Propagation [seconds=8] [submitters=2] [wrap|nowrap]}. Compiled with
  * {@code --release 17}; the virtual-thread path is added on JDK 21+ (reflectively). Prints one
@@ -284,222 +281,6 @@ public final class Propagation {
         }
     }
 
-    /** Runs one submission on {@code path} with about {@code d} ns of work, and waits for it. */
-    static void submit(Path path, long d, Pools p) throws Exception {
-        String ctx = path.context();
-        switch (path) {
-            case EXECUTE: {
-                CountDownLatch done = new CountDownLatch(1);
-                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
-                    p.pool.execute(() -> {
-                        try {
-                            expect(ctx);
-                            sink(gt_exec_execute(until(d)));
-                            ran(path);
-                        } finally {
-                            done.countDown();
-                        }
-                    });
-                }
-                await(done);
-                break;
-            }
-            case SUBMIT_RUNNABLE: {
-                Future<?> f;
-                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
-                    f = p.pool.submit((Runnable) () -> {
-                        expect(ctx);
-                        sink(gt_exec_submit_runnable(until(d)));
-                        ran(path);
-                    });
-                }
-                f.get(TIMEOUT_S, TimeUnit.SECONDS);
-                break;
-            }
-            case SUBMIT_CALLABLE: {
-                Future<Long> f;
-                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
-                    f = p.pool.submit(() -> {
-                        expect(ctx);
-                        ran(path);
-                        return gt_exec_submit_callable(until(d));
-                    });
-                }
-                sink(f.get(TIMEOUT_S, TimeUnit.SECONDS));
-                break;
-            }
-            case INVOKE_ALL: {
-                List<Callable<Long>> tasks = new ArrayList<>();
-                for (int i = 0; i < 2; i++) {
-                    tasks.add(() -> {
-                        expect(ctx);
-                        ran(path);
-                        return gt_exec_invoke_all(until(d / 2));
-                    });
-                }
-                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
-                    for (Future<Long> f : p.pool.invokeAll(tasks, TIMEOUT_S, TimeUnit.SECONDS)) {
-                        sink(f.get());
-                    }
-                }
-                break;
-            }
-            case INVOKE_ANY: {
-                List<Callable<Long>> tasks = new ArrayList<>();
-                for (int i = 0; i < 2; i++) {
-                    tasks.add(() -> {
-                        expect(ctx);
-                        ran(path);
-                        return gt_exec_invoke_any(until(d));
-                    });
-                }
-                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
-                    sink(p.pool.invokeAny(tasks, TIMEOUT_S, TimeUnit.SECONDS));
-                }
-                break;
-            }
-            case SCHEDULE: {
-                ScheduledFuture<Long> f;
-                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
-                    f = p.scheduler.schedule(() -> {
-                        expect(ctx);
-                        ran(path);
-                        return gt_exec_schedule(until(d));
-                    }, 200, TimeUnit.MICROSECONDS);
-                }
-                sink(f.get(TIMEOUT_S, TimeUnit.SECONDS));
-                break;
-            }
-            case FIXED_RATE:
-            case FIXED_DELAY: {
-                int runs = 4;
-                CountDownLatch done = new CountDownLatch(runs);
-                boolean rate = path == Path.FIXED_RATE;
-                Runnable task = () -> {
-                    expect(ctx);
-                    sink(rate ? gt_exec_fixed_rate(until(d / runs)) : gt_exec_fixed_delay(until(d / runs)));
-                    ran(path);
-                    done.countDown();
-                };
-                ScheduledFuture<?> f;
-                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
-                    f = rate
-                            ? p.scheduler.scheduleAtFixedRate(task, 0, 1, TimeUnit.MILLISECONDS)
-                            : p.scheduler.scheduleWithFixedDelay(task, 0, 200, TimeUnit.MICROSECONDS);
-                }
-                await(done);
-                f.cancel(false);
-                break;
-            }
-            case CF: {
-                CompletableFuture<Void> f;
-                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
-                    f = CompletableFuture.supplyAsync(() -> {
-                        expect(ctx);
-                        return gt_exec_cf_supply(until(d));
-                    }, p.pool).thenApplyAsync(x -> {
-                        expect(ctx);
-                        return x ^ gt_exec_cf_apply(until(d));
-                    }, p.pool).thenAcceptAsync(x -> {
-                        expect(ctx);
-                        sink(x ^ gt_exec_cf_accept(until(d)));
-                        ran(path);
-                    }, p.pool);
-                }
-                f.get(TIMEOUT_S, TimeUnit.SECONDS);
-                break;
-            }
-            case CF_PINNED: {
-                CompletableFuture<Long> source = new CompletableFuture<>();
-                CompletableFuture<Void> f;
-                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
-                    Executor bound = RecordingContext.asyncExecutor(p.raw);
-                    f = source.thenApplyAsync(x -> {
-                        expect(ctx);
-                        return x ^ gt_exec_cf_pinned(until(d / 2));
-                    }, bound).thenAcceptAsync(x -> {
-                        expect(ctx);
-                        sink(x ^ gt_exec_cf_pinned(until(d / 2)));
-                        ran(path);
-                    }, bound);
-                }
-                // Completed by this thread in another context: the chain stays pinned.
-                try (RecordingContext foreign = RecordingContext.where(GT, "foreign").build()) {
-                    source.complete(d);
-                }
-                f.get(TIMEOUT_S, TimeUnit.SECONDS);
-                break;
-            }
-            case COMMON: {
-                Future<Long> f;
-                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
-                    f = p.common.submit(() -> {
-                        expect(ctx);
-                        ran(path);
-                        return gt_exec_common(until(d));
-                    });
-                }
-                sink(f.get(TIMEOUT_S, TimeUnit.SECONDS));
-                // The common pool's threads must have got their (empty) context back.
-                sink(CompletableFuture.supplyAsync(() -> {
-                    expect(null);
-                    ran(Path.NONE);
-                    return gt_none(until(d));
-                }).get(TIMEOUT_S, TimeUnit.SECONDS));
-                break;
-            }
-            case WRAPPED_TASK: {
-                CountDownLatch done = new CountDownLatch(1);
-                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
-                    p.raw.execute(p.task(() -> {
-                        try {
-                            expect(ctx);
-                            sink(gt_exec_wrapped_task(until(d)));
-                            ran(path);
-                        } finally {
-                            done.countDown();
-                        }
-                    }));
-                }
-                await(done);
-                break;
-            }
-            case NONE: {
-                // No context on the submitter: the task runs with none on a worker that has one.
-                Future<Long> f = p.pool.submit(() -> {
-                    expect(null);
-                    ran(path);
-                    return gt_none(until(d));
-                });
-                sink(f.get(TIMEOUT_S, TimeUnit.SECONDS));
-                break;
-            }
-            case VIRTUAL: {
-                if (p.virtual == null) {
-                    return;
-                }
-                Future<Long> f;
-                try (RecordingContext c = RecordingContext.where(GT, ctx).build()) {
-                    f = p.virtual.submit(() -> {
-                        expect(ctx);
-                        ran(path);
-                        return gt_exec_virtual(until(d));
-                    });
-                }
-                sink(f.get(TIMEOUT_S, TimeUnit.SECONDS));
-                break;
-            }
-            default:
-                throw new AssertionError(path);
-        }
-    }
-
-    static void await(CountDownLatch latch) throws InterruptedException {
-        if (!latch.await(TIMEOUT_S, TimeUnit.SECONDS)) {
-            throw new IllegalStateException("task did not finish within " + TIMEOUT_S + " s");
-        }
-    }
-
     static void submitter(int index, long deadline, Pools p) {
         SplittableRandom rnd = new SplittableRandom(0x9E0900L + index);
         Path[] paths = Path.values();
@@ -510,7 +291,7 @@ public final class Propagation {
             // runs of a periodic task), so that every work method gets a similar share.
             long d = 500_000L + rnd.nextLong(2_500_000L);
             try {
-                submit(path, d, p);
+                PropagationPaths.submit(path, d, p);
                 expect(null); // the submitter's own context is back to none
             } catch (Throwable t) {
                 fail(new IllegalStateException("path " + path, t));

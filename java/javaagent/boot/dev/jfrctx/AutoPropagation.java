@@ -28,8 +28,18 @@ public final class AutoPropagation {
      * ({@code RecordingContext.wrap}).
      */
     public interface Carrier {
+        /**
+         * Returns the captured snapshot, {@link #CARRIED}, or null.
+         *
+         * @return the field's value
+         */
         Object getJfrctx$context();
 
+        /**
+         * Sets the field.
+         *
+         * @param value a snapshot, {@link #CARRIED}, or null
+         */
         void setJfrctx$context(Object value);
     }
 
@@ -82,7 +92,11 @@ public final class AutoPropagation {
         threads = threadStarts;
     }
 
-    /** Executors whose hand-offs are the JDK's own (the virtual-thread scheduler): never captured. */
+    /**
+     * Executors whose hand-offs are the JDK's own (the virtual-thread scheduler): never captured.
+     *
+     * @param internal those executors
+     */
     public static void internalExecutors(Object[] internal) {
         internalExecutors = internal.clone();
     }
@@ -132,6 +146,8 @@ public final class AutoPropagation {
      * {@code invokeAll}, {@code invokeAny}) keeps its identity and gets the snapshot in its field;
      * any other task is wrapped when its submitter has a context, else handed over unchanged.
      *
+     * @param executor the executor
+     * @param task the task handed to it
      * @return the task to execute
      */
     public static Runnable execute(Object executor, Runnable task) {
@@ -152,6 +168,9 @@ public final class AutoPropagation {
     /**
      * Stores the calling thread's context in a {@link Carrier} task handed to {@code executor}
      * (a task marked {@link #CARRIED} keeps the mark).
+     *
+     * @param executor the executor
+     * @param task the task handed to it
      */
     public static void captureInto(Object executor, Object task) {
         if (task instanceof Carrier) {
@@ -162,7 +181,13 @@ public final class AutoPropagation {
         }
     }
 
-    /** A {@code FutureTask} or {@code ForkJoinTask} adapter built around {@code task}. */
+    /**
+     * A {@code FutureTask} or {@code ForkJoinTask} adapter built around {@code task}: it carries
+     * the task's own context when the task does.
+     *
+     * @param carrier the adapter
+     * @param task the task it adapts
+     */
     public static void adapted(Object carrier, Object task) {
         if (carriesContext(task) && carrier instanceof Carrier) {
             ((Carrier) carrier).setJfrctx$context(CARRIED);
@@ -174,6 +199,7 @@ public final class AutoPropagation {
     /**
      * Installs the context captured in {@code carrier}, if any.
      *
+     * @param carrier the task about to run
      * @return what {@link #end} needs, null when nothing was installed
      */
     public static Object begin(Object carrier) {
@@ -184,7 +210,12 @@ public final class AutoPropagation {
         return c instanceof RecordingContext.Snapshot ? activate((RecordingContext.Snapshot) c) : null;
     }
 
-    /** A {@code TimerTask}'s run: only on the timer's own thread. */
+    /**
+     * A {@code TimerTask}'s run: only on the timer's own thread.
+     *
+     * @param task the timer task about to run
+     * @return what {@link #end} needs, null when nothing was installed
+     */
     public static Object beginTimerTask(Object task) {
         return Thread.currentThread().getClass() == TIMER_THREAD ? begin(task) : null;
     }
@@ -196,7 +227,11 @@ public final class AutoPropagation {
         return s.activate();
     }
 
-    /** Restores the context {@link #begin} replaced: exactly, also over scopes the task left open. */
+    /**
+     * Restores the context {@link #begin} replaced: exactly, also over scopes the task left open.
+     *
+     * @param activation what {@link #begin} returned
+     */
     public static void end(Object activation) {
         if (activation != null) {
             ((Scope) activation).exitDiscardingInner();
@@ -212,6 +247,9 @@ public final class AutoPropagation {
      * loader) then uses the agent's copy of the facade instead of its own, so the contexts it
      * installs are the ones the agent propagates (OpenTelemetry's agent does the same for its
      * bootstrap packages).
+     *
+     * @param name the binary name the loader was asked for
+     * @return the agent's class, or null for a name outside the facade
      */
     public static Class<?> facadeClass(String name) {
         if (name == null || !name.startsWith("dev.jfrctx.")) {
@@ -233,7 +271,11 @@ public final class AutoPropagation {
 
     // ---- threads ----------------------------------------------------------------------------
 
-    /** {@code Thread.start}: a thread started in a context starts in that context. */
+    /**
+     * {@code Thread.start}: a thread started in a context starts in that context.
+     *
+     * @param thread the thread being started
+     */
     public static void threadStarting(Thread thread) {
         if (!threads || EMPTY == null || ThreadState.current().context().size() == 0) {
             return;
@@ -245,14 +287,24 @@ public final class AutoPropagation {
         STARTING.putIfAbsent(thread, RecordingContext.snapshot());
     }
 
-    /** {@code Thread.start} threw: the thread will never run. */
+    /**
+     * {@code Thread.start} ended: when it threw, the thread will never run.
+     *
+     * @param thread the thread
+     * @param thrown what {@code start} threw, null when it returned
+     */
     public static void threadStartFailed(Thread thread, Throwable thrown) {
         if (thrown != null && !STARTING.isEmpty()) {
             STARTING.remove(thread);
         }
     }
 
-    /** First code of a started thread ({@code Thread.run} and overrides, virtual threads' run). */
+    /**
+     * First code of a started thread ({@code Thread.run} and overrides, virtual threads' run).
+     *
+     * @param thread the thread whose run begins
+     * @return what {@link #end} needs, null when nothing was installed
+     */
     public static Object beginThread(Thread thread) {
         if (STARTING.isEmpty() || Thread.currentThread() != thread) {
             return null;
@@ -261,7 +313,11 @@ public final class AutoPropagation {
         return s == null ? null : s.activate();
     }
 
-    /** {@code ThreadPoolExecutor.addWorker} begins (+1) or ends (-1): its thread inherits nothing. */
+    /**
+     * {@code ThreadPoolExecutor.addWorker} begins (+1) or ends (-1): its thread inherits nothing.
+     *
+     * @param delta +1 or -1
+     */
     public static void poolWorkers(int delta) {
         POOL_WORKERS.get()[0] += delta;
     }

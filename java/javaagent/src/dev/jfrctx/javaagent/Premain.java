@@ -33,6 +33,12 @@ public final class Premain {
 
     private static long T0;
 
+    /**
+     * The {@code -javaagent:} entry point.
+     *
+     * @param args the options after {@code =}, or null
+     * @param inst the JVM's instrumentation
+     */
     public static void premain(String args, Instrumentation inst) {
         long start = System.nanoTime();
         T0 = start;
@@ -59,6 +65,12 @@ public final class Premain {
         }
     }
 
+    /**
+     * Attaching to a running JVM is not supported: says so and does nothing.
+     *
+     * @param args the options, unused
+     * @param inst the JVM's instrumentation, unused
+     */
     public static void agentmain(String args, Instrumentation inst) {
         System.err.println("jfrctx: the Java agent must be given at start-up (-javaagent:...);"
                 + " attaching it to a running JVM is not supported");

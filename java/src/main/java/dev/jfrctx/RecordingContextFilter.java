@@ -1,5 +1,7 @@
 package dev.jfrctx;
 
+import dev.jfrctx.internal.AgentLink;
+
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -84,7 +86,7 @@ public final class RecordingContextFilter {
          */
         public static void setContextFilter(RecordingContextFilter filter) {
             synchronized (Config.class) {
-                AgentControl.setFilter(filter == null ? "" : filter.spec);
+                AgentLink.setFilter(filter == null ? "" : filter.spec);
                 current = filter;
             }
         }

@@ -1,5 +1,7 @@
 package dev.jfrctx;
 
+import dev.jfrctx.internal.AgentLink;
+
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -77,7 +79,7 @@ public final class Samples {
                 }
             }
             LISTENERS.add(new Entry(listener));
-            if (LISTENERS.size() == 1 && AgentControl.canListen()) {
+            if (LISTENERS.size() == 1 && AgentLink.canListen()) {
                 if (dispatcher == null) {
                     Thread t = new Thread(null, Samples::dispatch, "jfrctx-listeners", 0, false);
                     t.setDaemon(true);
@@ -85,7 +87,7 @@ public final class Samples {
                     dispatcher = t;
                     t.start();
                 }
-                AgentControl.setListening(true, dispatcher.getId());
+                AgentLink.setListening(true, dispatcher.getId());
                 LOCK.notifyAll();
             }
         }
@@ -103,7 +105,7 @@ public final class Samples {
                 if (e.listener == listener) {
                     LISTENERS.remove(e);
                     if (LISTENERS.isEmpty()) {
-                        AgentControl.setListening(false, -1);
+                        AgentLink.setListening(false, -1);
                     }
                     return true;
                 }
@@ -120,7 +122,7 @@ public final class Samples {
                         LOCK.wait();
                     }
                 }
-                byte[] batch = AgentControl.pollSamples(POLL_MILLIS);
+                byte[] batch = AgentLink.pollSamples(POLL_MILLIS);
                 if (batch != null) {
                     deliver(decode(batch));
                 }

@@ -6,11 +6,12 @@ import java.lang.invoke.MethodType;
 import java.nio.ByteBuffer;
 
 /**
- * The link to the jfrctx agent's natives. <b>Not API</b>: internal to the jfrctx facade and subject
- * to change without notice.
+ * The link to the jfrctx agent's natives: rings, context maps, the filter and the in-process
+ * listeners. <b>Not API</b>: internal to the jfrctx facade and subject to change without notice.
  *
- * <p>At class initialisation this looks up {@code dev.jfrctx.agent.Natives} in the bootstrap class
- * loader, where the agent defines it at VMInit. When the class is absent (no agent loaded) or does
+ * <p>At class initialisation this looks up {@code dev.jfrctx.agent.Natives} (and the bridge's
+ * {@code RingWriter} and {@code Definitions}) in the bootstrap class loader, where the agent
+ * defines it at VMInit. When the class is absent (no agent loaded) or does
  * not have the expected methods, the link is <em>not live</em> and every method here is a cheap
  * no-op. A live link degrades to not live, permanently, the first time a native call throws: the
  * failure is reported once on {@code System.err} (prefix {@code jfrctx: }) and never propagated
@@ -52,6 +53,16 @@ public final class AgentLink {
     static final MethodHandle RING_RETIRE;
     /** {@code Natives.grow(long handle, int capacity) → ByteBuffer}; null with an older agent. */
     private static final MethodHandle GROW;
+
+    /**
+     * {@code Natives.setFilter(String)}, {@code Natives.setListening(boolean, long)} and
+     * {@code Natives.pollSamples(long) → byte[]}: the filter and the in-process listeners. Looked up
+     * on their own (they do not depend on the ring natives); all null when any is missing, and then
+     * filters and listeners are no-ops.
+     */
+    private static final MethodHandle SET_FILTER;
+    private static final MethodHandle SET_LISTENING;
+    private static final MethodHandle POLL_SAMPLES;
 
     /**
      * Whether the agent may still be called. Written once (true → false) on the first failure. Plain
@@ -149,6 +160,25 @@ public final class AgentLink {
             }
         }
         GROW = grow;
+        MethodHandle filter = null;
+        MethodHandle listening = null;
+        MethodHandle poll = null;
+        if (natives != null) {
+            try {
+                MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+                filter = lookup.findStatic(natives, "setFilter",
+                        MethodType.methodType(void.class, String.class));
+                listening = lookup.findStatic(natives, "setListening",
+                        MethodType.methodType(void.class, boolean.class, long.class));
+                poll = lookup.findStatic(natives, "pollSamples",
+                        MethodType.methodType(byte[].class, long.class));
+            } catch (Throwable absent) {
+                filter = listening = poll = null;
+            }
+        }
+        SET_FILTER = filter;
+        SET_LISTENING = listening;
+        POLL_SAMPLES = poll;
     }
 
     private AgentLink() {
@@ -283,6 +313,68 @@ public final class AgentLink {
         } catch (Throwable t) {
             fail("Natives.release", t);
         }
+    }
+
+    /**
+     * Returns whether in-process listeners can be served ({@code Natives.setListening} and
+     * {@code Natives.pollSamples} exist).
+     *
+     * @return true with an agent that has the listener natives
+     */
+    public static boolean canListen() {
+        return SET_LISTENING != null && POLL_SAMPLES != null;
+    }
+
+    /**
+     * Hands a filter spec to the agent ({@code Natives.setFilter}); a no-op without the agent.
+     * Unlike the ring natives, a failure here is the caller's: it is thrown, not swallowed.
+     *
+     * @param spec the text form, "" for no filter
+     * @throws IllegalStateException when the native call fails with a checked exception
+     */
+    public static void setFilter(String spec) {
+        if (SET_FILTER == null) {
+            return;
+        }
+        try {
+            SET_FILTER.invokeExact(spec);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("jfrctx: setting the filter failed: " + t, t);
+        }
+    }
+
+    /**
+     * Switches the agent's listener sink on or off ({@code Natives.setListening}); a no-op without
+     * the agent, a failure is printed as a warning.
+     *
+     * @param on whether samples are kept for {@link #pollSamples}
+     * @param listenerThreadId the Java thread id of the dispatcher (its own samples are left out),
+     *     -1 when switching off
+     */
+    public static void setListening(boolean on, long listenerThreadId) {
+        if (SET_LISTENING == null) {
+            return;
+        }
+        try {
+            SET_LISTENING.invokeExact(on, listenerThreadId);
+        } catch (Throwable t) {
+            System.err.println("jfrctx: warning: switching listeners " + (on ? "on" : "off")
+                    + " failed: " + t);
+        }
+    }
+
+    /**
+     * Waits for the next batch of samples for the listeners ({@code Natives.pollSamples}). Only
+     * called when {@link #canListen} is true.
+     *
+     * @param timeoutMillis how long to wait for a batch
+     * @return the encoded batch, or null when none came in time
+     * @throws Throwable whatever the native call throws
+     */
+    public static byte[] pollSamples(long timeoutMillis) throws Throwable {
+        return (byte[]) POLL_SAMPLES.invokeExact(timeoutMillis);
     }
 
     /**

@@ -1,8 +1,6 @@
 package dev.jfrctx.internal;
 
 import java.util.Arrays;
-import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * One immutable context map: {@code kv = [k0, v0, k1, v1, ...]} sorted by key (natural
@@ -141,18 +139,5 @@ public final class ContextData {
             Reclamation.releaseContextWhenUnreachable(data, id);
         }
         return data;
-    }
-
-    /**
-     * Returns a copy of the entries.
-     *
-     * @return a new sorted map
-     */
-    Map<String, String> toSortedMap() {
-        Map<String, String> map = new TreeMap<>();
-        for (int i = 0; i < kv.length; i += 2) {
-            map.put(kv[i], kv[i + 1]);
-        }
-        return map;
     }
 }
