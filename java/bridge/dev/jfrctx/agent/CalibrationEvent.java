@@ -20,9 +20,11 @@ import jdk.jfr.StackTrace;
 @Enabled(false)
 @StackTrace(false)
 public final class CalibrationEvent extends Event {
+    /** {@code System.nanoTime()} read just before the event began. */
     @Label("nanoTime before")
     public long before;
 
+    /** {@code System.nanoTime()} read just after the event began (its start tick). */
     @Label("nanoTime after")
     public long after;
 

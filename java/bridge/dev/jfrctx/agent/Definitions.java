@@ -6,7 +6,7 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * Context maps numbered by the facade itself, with no JNI call on the application's thread: the
  * facade takes an id here and installs it on its ring at once; the stream bridge hands the map to
- * the agent in the next batch it delivers ({@link #drainInto}). One class in the boot loader for
+ * the agent in the next batch it delivers ({@code drain}). One class in the boot loader for
  * every copy of the facade (each class loader's copy finds this one), so ids are unique per JVM.
  *
  * <p>Why the map always reaches the agent in time: a sample can only carry a context that was

@@ -14,12 +14,20 @@ public final class Natives {
      * Interns a context map. {@code kv} is {@code [k0, v0, k1, v1, ...]} sorted by key with unique
      * keys. Takes one reference on the returned id (≥ 1). {@code released} (may be null) lists ids
      * whose holders are gone; one reference is dropped per entry.
+     *
+     * @param kv the map's keys and values, alternating, sorted by key
+     * @param released ids whose holders are gone, or null
+     * @return the map's id, 0 when the agent is not running
      */
     public static native long intern(String[] kv, long[] released);
 
     /**
      * Allocates the calling thread's transition ring ({@code capacity} entries, 0 for the
      * configured default). Returns null when the agent is not running.
+     *
+     * @param javaThreadId the calling thread's {@code Thread.threadId()}
+     * @param capacity entries, a power of two, or 0 for the configured default
+     * @return the ring's memory, or null
      */
     public static native ByteBuffer register(long javaThreadId, int capacity);
 
@@ -28,13 +36,26 @@ public final class Natives {
      * {@code capacity} entries under the same handle (the agent asked for it in the ring's
      * header). Returns null when refused; the old ring must not be written after a non-null
      * return.
+     *
+     * @param handle the ring's handle (in its header)
+     * @param capacity entries of the new ring, a power of two
+     * @return the new ring's memory, or null when refused
      */
     public static native ByteBuffer grow(long handle, int capacity);
 
-    /** The owner of the ring with this handle is gone. */
+    /**
+     * The owner of the ring with this handle is gone.
+     *
+     * @param handle the ring's handle
+     */
     public static native void release(long handle);
 
-    /** Hands one encoded batch of events to the agent (the bytes are copied). */
+    /**
+     * Hands one encoded batch of events to the agent (the bytes are copied).
+     *
+     * @param batch a direct buffer holding the batch from position 0
+     * @param length the batch's length in bytes
+     */
     public static native void deliver(ByteBuffer batch, int length);
 
     /**
@@ -42,18 +63,26 @@ public final class Natives {
      * (the syntax of the {@code filter=} agent option); null or blank removes it. Samples decided
      * from the agent's next worker round on obey it. A bad spec throws
      * {@link IllegalArgumentException} and changes nothing.
+     *
+     * @param spec the filter in the {@code filter=} syntax, or null
      */
     public static native void setFilter(String spec);
 
     /**
      * Switches delivery to in-process listeners on or off. {@code listenerThreadId} is the Java
      * thread id of the thread that polls (its own samples are never delivered).
+     *
+     * @param on whether listeners receive samples
+     * @param listenerThreadId the polling thread's id
      */
     public static native void setListening(boolean on, long listenerThreadId);
 
     /**
      * The next batch of samples for in-process listeners (listener batch format, see
      * ARCHITECTURE.md), waiting at most {@code timeoutMillis} (0 to 1000); null when none came.
+     *
+     * @param timeoutMillis how long to wait, in milliseconds
+     * @return the batch, or null
      */
     public static native byte[] pollSamples(long timeoutMillis);
 }

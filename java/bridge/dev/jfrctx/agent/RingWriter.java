@@ -70,6 +70,7 @@ public final class RingWriter {
      * @param mask its capacity minus one
      * @param id the context id installed from now on
      * @return {@code n}: the transitions on the ring before this one
+     * @throws Throwable never: declared by the method handles' {@code invokeExact}
      */
     public static long transition(long ring, long mask, long id) throws Throwable {
         long n = (long) GET_LONG.invokeExact(ring + HEAD) >>> 1;
@@ -96,6 +97,7 @@ public final class RingWriter {
      * and it must not write to the ring afterwards.
      *
      * @param ring the ring's address
+     * @throws Throwable never: declared by the method handles' {@code invokeExact}
      */
     public static void retire(long ring) throws Throwable {
         long n = (long) GET_LONG.invokeExact(ring + RETIRED);
@@ -108,6 +110,7 @@ public final class RingWriter {
      *
      * @param buffer a direct buffer (a ring from {@code Natives.register})
      * @return its address, 0 for a heap buffer
+     * @throws Throwable never: declared by the method handles' {@code invokeExact}
      */
     public static long address(java.nio.ByteBuffer buffer) throws Throwable {
         return buffer.isDirect() ? (long) BUFFER_ADDRESS.invokeExact(buffer) : 0L;
@@ -118,6 +121,7 @@ public final class RingWriter {
      *
      * @param address the word's address
      * @return its value
+     * @throws Throwable never: declared by the method handles' {@code invokeExact}
      */
     public static long get(long address) throws Throwable {
         return (long) GET_LONG.invokeExact(address);

@@ -48,12 +48,20 @@ public final class StreamBridge {
 
     private StreamBridge() {}
 
-    /** Warnings of the last {@link #start}, one per line, or null when there are none. */
+    /**
+     * Warnings of the last {@link #start}.
+     *
+     * @return one warning per line, or null when there are none
+     */
     public static synchronized String warnings() {
         return WARNINGS.isEmpty() ? null : String.join("\n", WARNINGS);
     }
 
-    /** Events of other recordings the stream saw and did not pass on (see {@link Selection}). */
+    /**
+     * Events of other recordings the stream saw and did not pass on (see {@link Selection}).
+     *
+     * @return their number
+     */
     public static long skippedEvents() {
         StreamBridge b = current();
         if (b == null) {
@@ -64,7 +72,11 @@ public final class StreamBridge {
         }
     }
 
-    /** The same by type, most frequent first: {@code "jdk.ThreadPark=1659, ..."}, or empty. */
+    /**
+     * The events of {@link #skippedEvents} by type.
+     *
+     * @return most frequent first, {@code "jdk.ThreadPark=1659, ..."}, or empty
+     */
     public static String skippedByType() {
         StreamBridge b = current();
         if (b == null) {
@@ -79,7 +91,11 @@ public final class StreamBridge {
         return instance;
     }
 
-    /** The event types the last {@link #start} enabled, comma-separated. */
+    /**
+     * The event types the last {@link #start} enabled.
+     *
+     * @return their names, comma-separated
+     */
     public static synchronized String enabledEvents() {
         return String.join(",", ENABLED);
     }
@@ -90,6 +106,9 @@ public final class StreamBridge {
      * opened {@code jdk.jfr.internal} and, where it exists, {@code jdk.jfr.internal.util} to
      * this class's module through JNI). Returns null on success, else a one-line reason (the
      * stream then keeps JFR's default latency).
+     *
+     * @param intervalMillis the forced flush period, in milliseconds
+     * @return null, or why live mode is unavailable
      */
     public static synchronized String startLive(long intervalMillis) {
         if (instance == null) {
@@ -111,7 +130,12 @@ public final class StreamBridge {
         }
     }
 
-    /** Starts the stream. Returns null on success, else a one-line reason. */
+    /**
+     * Starts the stream.
+     *
+     * @param config the event configuration, one {@code NAME|key=value|...} line per event
+     * @return null on success, else a one-line reason
+     */
     public static synchronized String start(String config) {
         if (instance != null) {
             return "stream already started";
@@ -152,6 +176,9 @@ public final class StreamBridge {
     /**
      * Stops the stream and delivers what it produced: on JDK 20+ {@code RecordingStream.stop()}
      * flushes every event; on 17 the stream is closed. Waits at most {@code timeoutMillis}.
+     *
+     * @param timeoutMillis how long to wait, in milliseconds
+     * @return null, or a one-line problem
      */
     public static String stop(long timeoutMillis) {
         StreamBridge b;
