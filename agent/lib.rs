@@ -1,7 +1,8 @@
 //! jfrctx: a JVMTI agent that joins `RecordingContext` transitions onto JFR samples.
 //!
 //! The folders are the layers (ARCHITECTURE.md has the same table with each folder's files).
-//! A layer imports only the layers to its right; `tests::layers` checks it on every build.
+//! A layer imports only the layers its row names; the unit tests in `layers.rs` check it (and that
+//! the module graph has no circle) on every `cargo test`.
 //!
 //! | module     | job                                                             | may import                 |
 //! |------------|-----------------------------------------------------------------|----------------------------|
