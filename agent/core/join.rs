@@ -20,7 +20,7 @@
 //! `now - safety` are deferred to a later round.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
@@ -28,13 +28,12 @@ use crate::core::context::history::{History, DEFAULT_MAX_POINTS};
 use crate::core::context::ring::{DrainOutcome, Ring, Transition, MAX_GROWN_CAPACITY};
 use crate::core::model::{ContextId, UnknownReason, EMPTY_CONTEXT};
 
-mod forgotten;
-use forgotten::{Forgot, Forgotten};
-
 /// Default safety margin below the watermark: 1 ms.
 pub const DEFAULT_SAFETY_NS: i64 = 1_000_000;
 /// Releases of not (yet) added handles remembered at most.
 const MAX_EARLY_RELEASES: usize = 4096;
+/// Ranges of forgotten thread ids remembered at most (see [`Forgotten`]).
+const MAX_FORGOTTEN_RANGES: usize = 1 << 16;
 
 /// Outcome of joining one sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +95,51 @@ impl Hasher for IdHasher {
 
 type IdMap<V> = HashMap<u64, V, BuildHasherDefault<IdHasher>>;
 type IdSet = HashSet<u64, BuildHasherDefault<IdHasher>>;
+
+/// Ids of threads whose state `prune` dropped (released, all their samples older than the
+/// retention), as inclusive ranges `start → end`. A thread absent from the map is known to have
+/// had no context only if it is not in here. Bounded: past [`MAX_FORGOTTEN_RANGES`] the two
+/// lowest ranges merge, so the ids between them count as forgotten too (their samples become
+/// unknown, never a guess). Java thread ids are never reused, and virtual threads get
+/// consecutive ones, so a few ranges usually cover many threads.
+#[derive(Debug, Default)]
+struct Forgotten {
+    ranges: BTreeMap<u64, u64>,
+}
+
+impl Forgotten {
+    fn contains(&self, tid: u64) -> bool {
+        self.ranges
+            .range(..=tid)
+            .next_back()
+            .is_some_and(|(_, &end)| tid <= end)
+    }
+
+    fn insert(&mut self, tid: u64) {
+        if self.contains(tid) {
+            return;
+        }
+        let below = self
+            .ranges
+            .range(..tid)
+            .next_back()
+            .filter(|(_, &end)| end.checked_add(1) == Some(tid))
+            .map(|(&start, _)| start);
+        let above = tid
+            .checked_add(1)
+            .and_then(|next| self.ranges.remove(&next).map(|end| (next, end)));
+        let start = below.unwrap_or(tid);
+        let end = above.map_or(tid, |(_, end)| end);
+        self.ranges.insert(start, end);
+        if self.ranges.len() > MAX_FORGOTTEN_RANGES {
+            if let (Some((s1, _)), Some((_, e2))) =
+                (self.ranges.pop_first(), self.ranges.pop_first())
+            {
+                self.ranges.insert(s1, e2);
+            }
+        }
+    }
+}
 
 #[derive(Debug)]
 struct ThreadState {
@@ -410,16 +454,11 @@ impl Joiner {
         // Older than the retention: still answered where what is kept proves the answer (the
         // history keeps the point in force at its cut; see `History::lookup`).
         let Some(state) = self.threads.get(&tid) else {
-            return match self.forgotten.of(tid) {
-                // Released at `{}` before `w - retention` (see `prune`) and not registered
-                // since: `{}` from its release on, so for every sample within the retention.
-                Some(Forgot::Idle) if time_ns >= w.saturating_sub(self.retention_ns) => {
-                    Decision::Context(EMPTY_CONTEXT)
-                }
-                Some(_) => Decision::Unknown(UnknownReason::HistoryExpired),
-                // Never registered before the watermark: never installed a context.
-                None => Decision::Context(EMPTY_CONTEXT),
-            };
+            if self.forgotten.contains(tid) {
+                return Decision::Unknown(UnknownReason::HistoryExpired);
+            }
+            // Never registered before the watermark: never installed a context.
+            return Decision::Context(EMPTY_CONTEXT);
         };
         if state.undrained {
             return Decision::Defer;
@@ -462,10 +501,8 @@ impl Joiner {
                 .get(&tid)
                 .is_some_and(|s| s.released_at == Some(released))
             {
-                if let Some(state) = self.threads.remove(&tid) {
-                    let idle = state.history.lookup_binary_search(i64::MAX) == Ok(EMPTY_CONTEXT);
-                    self.forgotten.insert(tid, idle);
-                }
+                self.threads.remove(&tid);
+                self.forgotten.insert(tid);
             }
         }
         // A released thread's history is final and dropped whole above; only live ones grow.

@@ -137,64 +137,29 @@ fn long_wait_on_a_thread_without_context_is_known_after_pruning() {
 fn forgotten_threads_stay_unknown() {
     let mut f = Forgotten::default();
     for tid in [5, 7, 6, 10, 4, 12, 11] {
-        f.insert(tid, false);
+        f.insert(tid);
     }
     assert_eq!(
-        f.unknown
-            .ranges
-            .iter()
-            .map(|(&a, &b)| (a, b))
-            .collect::<Vec<_>>(),
+        f.ranges.iter().map(|(&a, &b)| (a, b)).collect::<Vec<_>>(),
         vec![(4, 7), (10, 12)]
     );
-    let unknown = |f: &Forgotten, tid| f.of(tid) == Some(Forgot::Unknown);
     for tid in [4, 5, 6, 7, 10, 11, 12] {
-        assert!(unknown(&f, tid), "{tid}");
+        assert!(f.contains(tid), "{tid}");
     }
     for tid in [0, 3, 8, 9, 13, u64::MAX] {
-        assert_eq!(f.of(tid), None, "{tid}");
+        assert!(!f.contains(tid), "{tid}");
     }
-    f.insert(u64::MAX, false);
-    f.insert(0, false);
-    assert!(unknown(&f, u64::MAX) && unknown(&f, 0) && f.of(1).is_none());
+    f.insert(u64::MAX);
+    f.insert(0);
+    assert!(f.contains(u64::MAX) && f.contains(0) && !f.contains(1));
     // Bounded: past the limit the lowest ranges merge (more unknown, never a wrong {}).
     let mut f = Forgotten::default();
-    for k in 0..=forgotten::MAX_RANGES as u64 {
-        f.insert(2 * k, false);
+    for k in 0..=MAX_FORGOTTEN_RANGES as u64 {
+        f.insert(2 * k);
     }
-    assert_eq!(f.unknown.len(), forgotten::MAX_RANGES);
-    assert!(unknown(&f, 0) && unknown(&f, 1) && unknown(&f, 2));
-    assert!(f.of(5).is_none() && unknown(&f, 2 * forgotten::MAX_RANGES as u64));
-}
-
-/// A thread released at `{}` (a virtual thread handing its ring back when its outermost scope
-/// closes) and forgotten later: a sample within the retention is `{}`, not unknown; an older
-/// one, which may predate the release, stays unknown. Released in a context: unknown.
-#[test]
-fn a_thread_forgotten_while_idle_has_no_context_afterwards() {
-    let mut j = joiner();
-    let mut idle = producer(&mut j, 1, 16);
-    let mut busy = producer(&mut j, 2, 16);
-    idle.push(100, 3);
-    idle.push(200, EMPTY_CONTEXT);
-    busy.push(100, 4);
-    j.drain(300);
-    assert!(j.release_ring(1001, 300) && j.release_ring(1002, 300));
-    let later = 300 + SAFETY + RETENTION + 10;
-    j.drain(later);
-    j.prune(later);
-    assert_eq!(j.counters().threads_released, 0, "both forgotten");
-    let recent = later - RETENTION;
-    assert_eq!(j.decide(Some(1), recent), Context(EMPTY_CONTEXT));
-    assert_eq!(j.decide(Some(1), later - SAFETY), Context(EMPTY_CONTEXT));
-    assert_eq!(j.decide(Some(1), recent - 1), Unknown(HistoryExpired));
-    assert_eq!(j.decide(Some(1), 150), Unknown(HistoryExpired));
-    assert_eq!(j.decide(Some(2), recent), Unknown(HistoryExpired));
-    // Registered again: its new history answers.
-    let mut again = producer(&mut j, 1, 16);
-    again.push(later + 10, 5);
-    j.drain(later + 1_000);
-    assert_eq!(j.decide(Some(1), later + 20), Context(5));
+    assert_eq!(f.ranges.len(), MAX_FORGOTTEN_RANGES);
+    assert!(f.contains(0) && f.contains(1) && f.contains(2));
+    assert!(!f.contains(5) && f.contains(2 * MAX_FORGOTTEN_RANGES as u64));
 }
 
 #[test]
