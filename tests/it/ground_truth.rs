@@ -29,7 +29,7 @@ const GT_CLASS: &str = "gt.GroundTruth.";
 /// | `gt_none`   | `{}`                        |
 /// | `gt_inner`  | `{gt: inner, layer: "2"}`   |
 /// | `gt_X`      | `{gt: X}` (alpha, beta, outer, pooled) |
-fn expected_context(method: &str) -> BTreeMap<String, String> {
+pub(crate) fn expected_context(method: &str) -> BTreeMap<String, String> {
     let name = method.strip_prefix("gt_").expect("a gt_* method");
     let mut m = BTreeMap::new();
     match name {

@@ -21,8 +21,8 @@ mod read;
 
 use crate::common::{self, JvmRun};
 use read::{
-    agree, complete_chunks, from_jfr_json, from_jmc, from_jsonl, gt_expected, jfr_tool, jmc_read,
-    parse_instant, sorted,
+    agree, complete_chunks, from_jfr_json, from_jmc, from_jsonl, jfr_tool, jmc_read, parse_instant,
+    sorted,
 };
 use serde_json::Value;
 use std::path::Path;
@@ -212,7 +212,11 @@ fn a_killed_jvm_leaves_its_completed_chunks_readable() {
         };
         match &s.context {
             Ok(ctx) => {
-                assert_eq!(ctx, &gt_expected(&gt), "{gt}: {s:?}");
+                assert_eq!(
+                    ctx,
+                    &crate::ground_truth::expected_context(&gt),
+                    "{gt}: {s:?}"
+                );
                 correct += 1;
             }
             Err(reason) => assert!(!reason.is_empty()),

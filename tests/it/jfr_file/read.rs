@@ -245,24 +245,6 @@ pub(super) fn sorted(mut v: Vec<Sample>) -> Vec<Sample> {
     v
 }
 
-/// The context a `gt_*` method of `tests/java/gt/GroundTruth.java` runs in (as in
-/// `tests/it/ground_truth.rs`).
-pub(super) fn gt_expected(method: &str) -> BTreeMap<String, String> {
-    let name = method.strip_prefix("gt_").expect("a gt_* method");
-    let mut m = BTreeMap::new();
-    match name {
-        "none" => {}
-        "inner" => {
-            m.insert("gt".into(), "inner".into());
-            m.insert("layer".into(), "2".into());
-        }
-        other => {
-            m.insert("gt".into(), other.into());
-        }
-    }
-    m
-}
-
 /// The number of complete chunks at the start of `bytes` (each a header whose size fits).
 pub(super) fn complete_chunks(bytes: &[u8]) -> usize {
     let mut at = 0usize;
