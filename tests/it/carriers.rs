@@ -151,15 +151,7 @@ fn carriers(jdk: u32) {
         }
     }
     let in_gt = correct + unknown.values().sum::<usize>() + wrong.len() + gap.len();
-    for g in &gap {
-        println!("    sampler gap (README, Limits): {g}");
-    }
-    assert!(
-        gap.len() <= 1 + in_gt / 5000,
-        "JDK {jdk}: {} samples in gt_none carry their own thread's previous context, more than \
-         the JFR sampler's timing gap explains ({in_gt} samples in gt_*)",
-        gap.len()
-    );
+    common::verdict::assert_sampler_gap_bounded(jdk, &gap, in_gt);
     println!(
         "carriers JDK {jdk}: {} samples ({no_thread} without a thread); in gt_*: correct {correct}, \
          unknown {unknown:?}, wrong {}; carrier samples {carrier:?}",

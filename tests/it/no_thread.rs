@@ -15,7 +15,8 @@
 //! 2. With the agent (`events=cpu+alloc`, plus `jdk.CPUTimeSample` on 25): the bridge's
 //!    `jfrctx-checkpoints` thread gets those constants into each flush. Asserted, per JDK:
 //!    - 0 wrong: a sample in `nt_work` on thread `r-i` carries exactly {nt: r, n: i}, or is
-//!      unknown; on any other thread (a carrier named for it, no thread) it is unknown; a sample
+//!      unknown (or, bounded and printed, `{}` by JFR's sampler timing gap: [`sampler_gap`]);
+//!      on any other thread (a carrier named for it, no thread) it is unknown; a sample
 //!      outside `nt_work` never carries an `nt` context of another thread than `r-i`'s own;
 //!    - every sample without a thread is `unknown: no_thread`;
 //!    - samples without a thread are at most [`MAX_NO_THREAD_PERCENT`] % of the samples;
@@ -102,6 +103,7 @@ fn with_agent(jdk: u32) {
     let mut correct = 0usize;
     let mut unknown: BTreeMap<String, usize> = BTreeMap::new();
     let mut wrong = Vec::new();
+    let mut gap = Vec::new();
     for s in &samples {
         let event = s["event"].as_str().unwrap_or("?").to_string();
         if event == "jfrctx.Calibration" {
@@ -144,6 +146,7 @@ fn with_agent(jdk: u32) {
         match verdict {
             Verdict::Correct => correct += 1,
             Verdict::Unknown(r) => *unknown.entry(r).or_default() += 1,
+            Verdict::Wrong(_) if sampler_gap(s, in_work) => gap.push(s.to_string()),
             Verdict::Wrong(why) => wrong.push(format!("{why}: {s}")),
         }
     }
@@ -156,6 +159,8 @@ fn with_agent(jdk: u32) {
          {unknown:?}, wrong {}; workload {work}",
         wrong.len()
     );
+    let checked = correct + unknown.values().sum::<usize>() + wrong.len() + gap.len();
+    common::verdict::assert_sampler_gap_bounded(jdk, &gap, checked);
     common::verdict::assert_none_wrong(jdk, &wrong);
     assert!(
         percent <= MAX_NO_THREAD_PERCENT,
@@ -165,6 +170,40 @@ fn with_agent(jdk: u32) {
         correct >= MIN_CORRECT,
         "JDK {jdk}: only {correct} correct samples in nt_work (need {MIN_CORRECT}); unknown {unknown:?}"
     );
+}
+
+/// The sampler timing gap (README, Limits) at the *opening* of a context: thread `r-i` has
+/// nothing installed before it builds {nt: r, n: i}, so a sample whose time falls just before that
+/// install and whose stack was walked just after it (JDK 25 walks the stack at the next safepoint
+/// poll after the sample's time) is in `nt_work` with exactly `{}`, the thread's own previous
+/// context. Seen once in 2 321 samples (`jdk.CPUTimeSample`, JDK 25). Anything else is wrong.
+fn sampler_gap(sample: &Value, in_work: bool) -> bool {
+    in_work
+        && task_index(sample).is_some()
+        && sample["event"]
+            .as_str()
+            .is_some_and(|e| e == "jdk.ExecutionSample" || e == "jdk.CPUTimeSample")
+        && sample["context"] == serde_json::json!({})
+}
+
+#[test]
+fn only_a_threads_own_empty_context_in_nt_work_is_a_sampler_gap() {
+    let sample = |event: &str, name: &str, ctx: Value| {
+        serde_json::json!({"event": event, "thread": {"id": 9, "name": name}, "context": ctx,
+            "stack": [{"method": format!("{CLASS}nt_work"), "line": 1}]})
+    };
+    let gap = |event: &str, name: &str, ctx: Value, in_work: bool| {
+        sampler_gap(&sample(event, name, ctx), in_work)
+    };
+    let empty = || serde_json::json!({});
+    assert!(gap("jdk.CPUTimeSample", "r-5", empty(), true));
+    assert!(gap("jdk.ExecutionSample", "r-5", empty(), true));
+    // Another thread's context, an allocation sample, a thread that is not r-i, outside nt_work.
+    let other = serde_json::json!({"nt": "r", "n": "6"});
+    assert!(!gap("jdk.CPUTimeSample", "r-5", other, true));
+    assert!(!gap("jdk.ObjectAllocationSample", "r-5", empty(), true));
+    assert!(!gap("jdk.CPUTimeSample", "pool-1", empty(), true));
+    assert!(!gap("jdk.CPUTimeSample", "r-5", empty(), false));
 }
 
 #[test]
