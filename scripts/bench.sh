@@ -12,7 +12,8 @@
 # Other options: --no-jmh --no-overhead --no-criterion --no-loom --no-server, --jdks "17 25"
 # (JMH JDKs), --rounds N (overhead and server rounds), --out DIR (default
 # bench/results/<timestamp>[-smoke]), --server-only (= every --no-* but the server),
-# --server-configs LIST, --server-setups "17:platform 21:virtual" (see bench/server/run.py).
+# --server-configs LIST, --server-setups "17:platform 21:virtual" (see bench/server/run.py),
+# --server-warmup S and --server-measure S (seconds per server JVM: 10 and 15 by default).
 # Environment: OVERHEAD_AGENT_OPTS (extra agent options for the overhead run, default
 # ring=4096), OVERHEAD_WORK (compute steps per context, default 6500 ≈ 17 µs of CPU here).
 #
@@ -38,6 +39,8 @@ run_loom=1
 run_server=1
 server_configs=""
 server_setups=""
+server_warmup_opt=""
+server_measure_opt=""
 jdks=""
 rounds=""
 out=""
@@ -52,6 +55,8 @@ while [ $# -gt 0 ]; do
         --server-only) run_jmh=0; run_overhead=0; run_criterion=0; run_loom=0 ;;
         --server-configs) server_configs="$2"; shift ;;
         --server-setups) server_setups="$2"; shift ;;
+        --server-warmup) server_warmup_opt="$2"; shift ;;
+        --server-measure) server_measure_opt="$2"; shift ;;
         --jdks) jdks="$2"; shift ;;
         --rounds) rounds="$2"; shift ;;
         --out) out="$2"; shift ;;
@@ -80,6 +85,8 @@ else
     server_warmup=10
     server_measure=15
 fi
+server_warmup="${server_warmup_opt:-$server_warmup}"
+server_measure="${server_measure_opt:-$server_measure}"
 work="${OVERHEAD_WORK:-6500}"
 agent_opts="${OVERHEAD_AGENT_OPTS:-ring=4096}"
 
