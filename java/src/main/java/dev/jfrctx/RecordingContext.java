@@ -105,7 +105,9 @@ public final class RecordingContext extends Scope implements AutoCloseable {
      * @return a snapshot usable on any thread, any number of times
      */
     public static Snapshot snapshot() {
-        return new Snapshot(ThreadState.current().context());
+        ContextData data = ThreadState.current().context();
+        data.share(); // installed here, so not released: succeeds
+        return new Snapshot(data);
     }
 
     /**
@@ -385,29 +387,40 @@ public final class RecordingContext extends Scope implements AutoCloseable {
             return new RecordingContext(st, st.context(), st.innermost(), st.open(data));
         }
 
-        /** The context this builder builds on {@code base}: the last one, else {@link #lookup}. */
+        /**
+         * The context this builder builds on {@code base}: the last one when it is shared, else
+         * {@link #lookup}.
+         */
         private ContextData resolve(ContextData base) {
             ContextCache.Entry e = last;
             ContextData data;
-            if (e != null && e.extendsBase(base) && (data = e.result()) != null) {
+            if (e != null && e.extendsBase(base) && (data = e.result()) != null && data.isShared()) {
                 return data;
             }
             return lookup(base);
         }
 
         /**
-         * From the shared cache, else merges, interns (one JNI call with the agent) and caches
-         * the result. Out of line: the common case above stays small.
+         * The last result or the shared cache's, shared from now on (it is used again); else
+         * merges, numbers (no JNI call) and caches a new map: private to this build's scope the
+         * first time (released when it closes), shared when the same map was built and released
+         * before. Out of line: the common case above stays small.
          */
         private ContextData lookup(ContextData base) {
-            ContextCache.Entry e = ContextCache.get(base, entries);
+            ContextCache.Entry e = last;
+            if (e == null || !e.extendsBase(base) || e.refersTo(null)) {
+                e = ContextCache.get(base, entries);
+            }
             ContextData data = e == null ? null : e.result();
-            if (data == null) {
+            boolean seen = data != null;
+            if (data == null || !data.share()) {
                 String[] kv = base.mergedWith(entries);
                 data = base;
                 if (kv != null) {
                     Checks.entries(kv.length >> 1);
-                    data = ContextData.of(kv);
+                    data = ContextData.of(kv, seen);
+                } else {
+                    base.share(); // installed again by this build: no longer one scope's own
                 }
                 e = ContextCache.put(base, entries, data);
             }

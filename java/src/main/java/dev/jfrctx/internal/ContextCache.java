@@ -6,7 +6,7 @@ import java.util.Arrays;
 /**
  * A bounded, lock-free cache from (installed context, builder entries) to the context they build,
  * so that building a map that was built before reuses its {@link ContextData} and thus its
- * interned id: no {@code Natives.intern} call, no Cleaner registration, no allocation.
+ * interned id: no new id, no Cleaner registration, no allocation.
  * <b>Not API</b>.
  *
  * <p>Direct-mapped, {@value #SLOTS} slots; a colliding store replaces the slot. A slot is an
@@ -15,11 +15,12 @@ import java.util.Arrays;
  * the same key at once may both intern the map; each {@code ContextData} then holds its own
  * reference on its own id and the agent releases each when its object becomes unreachable.
  *
- * <p>Reference counting is unchanged: a {@code ContextData} holds the one reference taken by its
- * {@code intern} call until it becomes unreachable ({@link Reclamation}), and the cache holds
- * both the installed context and the result only <em>weakly</em>: it never delays the release
- * of an id. After a GC has collected a context that nothing else used, the next build of that
- * map interns it again (one JNI call per distinct map per such GC). Contexts of more than
+ * <p>The cache holds both the installed context and the result only <em>weakly</em>: it never
+ * delays the release of an id. A result found here is shared from then on
+ * ({@link ContextData#share}); one whose building scope already released it is not installed
+ * again, but tells the builder that the map recurs, so the new one is shared from the start.
+ * After a GC has collected a context that nothing else used, the next build of that map numbers
+ * it again. Contexts of more than
  * {@value #MAX_CHARS} chars (keys and values) are not cached, which bounds the memory the table
  * retains to ≈ {@value #SLOTS} × {@value #MAX_CHARS} chars of keys and values.
  */

@@ -7,22 +7,26 @@ import java.util.Arrays;
  * {@link String} order), unique keys, plus the agent's id for it (0 for the empty context and
  * whenever the agent is absent). Each distinct non-empty map is interned with exactly one
  * {@code Definitions.define} call (no JNI; {@code Natives.intern} with an older agent); the id is
- * released when this object becomes unreachable.
+ * released when the scope that built it closes, or, once it is used beyond that scope, when this
+ * object becomes unreachable (see {@link #share}).
  * <b>Not API</b>.
  */
 public final class ContextData {
 
     /** The empty context, id 0. */
-    public static final ContextData EMPTY = new ContextData(new String[0], 0);
+    public static final ContextData EMPTY = new ContextData(new String[0], 0, false);
 
     private final String[] kv;
     private final long id;
     private final int hash;
+    /** Built private: released by the closing of the scope that installs it, unless shared. */
+    private final boolean bornPrivate;
 
-    private ContextData(String[] kv, long id) {
+    private ContextData(String[] kv, long id, boolean bornPrivate) {
         this.kv = kv;
         this.id = id;
         this.hash = Arrays.hashCode(kv);
+        this.bornPrivate = bornPrivate;
     }
 
     /** The content hash of the map (not of the id), computed once. */
@@ -120,24 +124,101 @@ public final class ContextData {
 
     /**
      * Creates the context for {@code kv}, interning it with the agent when the agent is live.
+     * A <em>private</em> context must be installed at once by exactly one scope on the calling
+     * thread ({@link ThreadState#open}); its id is released when that scope closes unless it was
+     * {@link #share shared} before. A shared one is released when it becomes unreachable.
      *
      * @param kv sorted, unique-key {@code [k0, v0, ...]}; owned by the result from now on
+     * @param shared whether the context is shared from the start
      * @return the new context
      */
-    public static ContextData of(String[] kv) {
+    public static ContextData of(String[] kv, boolean shared) {
         if (kv.length == 0) {
             return EMPTY;
         }
         if (!AgentLink.isLive()) {
-            return new ContextData(kv, 0);
+            return new ContextData(kv, 0, false);
         }
         long id = AgentLink.definesWithoutJni()
                 ? AgentLink.define(kv, null)
                 : AgentLink.intern(kv, Reclamation.drainReleasedContexts());
-        ContextData data = new ContextData(kv, id);
-        if (id != 0) {
+        ContextData data = new ContextData(kv, id, id != 0 && !shared);
+        if (id != 0 && shared) {
             Reclamation.releaseContextWhenUnreachable(data, id);
         }
         return data;
+    }
+
+    // ---- who releases the id ----------------------------------------------------------------
+    //
+    // A map built for the first time is private: only the scope that installs it (on the thread
+    // that built it) uses it, so its id is released when that scope closes, with no Cleaner and
+    // no reference for the GC to process: the common case of a map that holds a request id. A
+    // map used anywhere else first becomes shared (one CAS, then a Cleaner, as for every map
+    // before): a snapshot of it, a build that finds it in the cache or in a builder's last
+    // result. Only the owner's close moves a private map to released and only a share moves it
+    // to shared; whichever CAS wins decides. A build that finds a released map builds a new one,
+    // shared from the start: the map is evidently used again and again.
+    //
+    // `born private` is final, so a thread that finds this object through the cache's racy
+    // publication sees it; `fate` starts at 0 without a write (no fence when created).
+
+    /** {@link #fate}: still private (when born private). */
+    private static final int UNDECIDED = 0;
+    /** {@link #fate}: shared; released when unreachable (Cleaner). */
+    private static final int SHARED = 1;
+    /** {@link #fate}: released by its building scope's close; never installed again. */
+    private static final int RELEASED = 2;
+
+    private static final java.lang.invoke.VarHandle FATE;
+
+    static {
+        try {
+            FATE = java.lang.invoke.MethodHandles.lookup()
+                    .findVarHandle(ContextData.class, "fate", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Changes only by CAS, and only when {@link #bornPrivate}. */
+    private volatile int fate;
+
+    /**
+     * Returns whether this context is shared (the usual case for a context found again).
+     *
+     * @return true when its id is released only when it becomes unreachable
+     */
+    public boolean isShared() {
+        return !bornPrivate || fate == SHARED;
+    }
+
+    /** Whether this context is still private to the scope that built it. */
+    boolean isPrivate() {
+        return bornPrivate && fate == UNDECIDED;
+    }
+
+    /**
+     * Makes this context usable beyond the scope that built it: from now on its id is released
+     * only when it becomes unreachable.
+     *
+     * @return false when it was already released (it must not be installed again)
+     */
+    public boolean share() {
+        if (isShared()) {
+            return true;
+        }
+        if (FATE.compareAndSet(this, UNDECIDED, SHARED)) {
+            Reclamation.releaseContextWhenUnreachable(this, id);
+            return true;
+        }
+        return fate == SHARED;
+    }
+
+    /** Called when the scope that built this context closes: releases its id if still private. */
+    void releaseIfPrivate() {
+        if (isPrivate() && FATE.compareAndSet(this, UNDECIDED, RELEASED)) {
+            Reclamation.release(id);
+        }
     }
 }

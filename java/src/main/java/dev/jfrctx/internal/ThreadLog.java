@@ -140,9 +140,11 @@ public final class ThreadLog {
     /**
      * Registers a ring for the calling thread with the agent.
      *
+     * @param owned the thread's private contexts, released with the ring if the thread ends with
+     *     scopes open
      * @return the thread's log, or null when there is no agent, it is stopped, or it failed
      */
-    static ThreadLog openForCurrentThread() {
+    static ThreadLog openForCurrentThread(OwnedContexts owned) {
         @SuppressWarnings("deprecation") // Thread.threadId() is JDK 19+; same value
         long tid = Thread.currentThread().getId();
         ByteBuffer ring = AgentLink.register(tid, 0);
@@ -156,7 +158,7 @@ public final class ThreadLog {
             AgentLink.fail("Natives.register (unusable ring)", e);
             return null;
         }
-        log.release = Reclamation.releaseRingWhenUnreachable(log, log.handle);
+        log.release = Reclamation.releaseRingWhenUnreachable(log, log.handle, owned);
         return log;
     }
 

@@ -27,6 +27,8 @@ public final class ThreadState {
     private long serial;
     private ThreadLog log;
     private boolean logOpened;
+    /** Private contexts installed by open scopes; created with the ring (or first needed). */
+    private OwnedContexts owned;
     /**
      * Scopes opened over a context another facade copy installed: pairs (serial, id on the
      * ring), innermost last. Null until the first such scope.
@@ -126,7 +128,22 @@ public final class ThreadState {
                 pushForeign(s, onRing);
             }
         }
+        if (data.isPrivate()) {
+            own(s, data);
+        }
         return s;
+    }
+
+    /**
+     * Out of line (once per never-seen map): scope {@code s} built {@code data} and installs it
+     * first; its id is released when {@code s} closes unless it is shared before.
+     */
+    private void own(long s, ContextData data) {
+        OwnedContexts o = owned;
+        if (o == null) {
+            o = owned = new OwnedContexts();
+        }
+        o.push(s, data);
     }
 
     /**
@@ -146,6 +163,10 @@ public final class ThreadState {
         long id = previous.id();
         if (foreignTop > 0) {
             id = popForeign(closing, id);
+        }
+        OwnedContexts o = owned;
+        if (o != null && o.top > 0) {
+            o.closeFrom(closing);
         }
         ThreadLog l = log;
         if (l != null) {
@@ -175,7 +196,11 @@ public final class ThreadState {
             return null;
         }
         logOpened = true;
-        return log = ThreadLog.openForCurrentThread();
+        OwnedContexts o = owned;
+        if (o == null) {
+            o = owned = new OwnedContexts();
+        }
+        return log = ThreadLog.openForCurrentThread(o);
     }
 
     /** Remembers that scope {@code s} opened over {@code onRing}, installed by another copy. */

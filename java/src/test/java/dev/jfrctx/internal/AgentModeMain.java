@@ -38,6 +38,7 @@ public final class AgentModeMain {
         check(!Natives.RELEASED_IDS.contains(1L), "id 1 is still held by a snapshot");
         switchesAllocateNothing(kept);
         ringGrowsWhenAsked();
+        privateContextsAreReleasedAtClose();
         degradation();
         java.lang.ref.Reference.reachabilityFence(kept);
         System.out.println("agent-mode OK");
@@ -217,6 +218,93 @@ public final class AgentModeMain {
         }
         equal(head, ring.getLong(0), "the old ring is not written any more");
         equal(0, lastContext(bigger), "current after the switch");
+    }
+
+    /** Builds and closes a never-seen map: its intern call hands over the ids released so far. */
+    private static void drainReleased(String value) {
+        try (RecordingContext probe = RecordingContext.where(K, "drain-" + value).build()) {
+            check(Introspection.currentId() != 0, "probe installed");
+        }
+    }
+
+    /**
+     * A map used only by the scope that built it is released when that scope closes, with no GC;
+     * a map used beyond it (found again, snapshotted, installed by another thread) is not.
+     */
+    private static void privateContextsAreReleasedAtClose() throws InterruptedException {
+        long fresh;
+        try (RecordingContext c = RecordingContext.where(K, "fresh").build()) {
+            fresh = Introspection.currentId();
+        }
+        drainReleased("1");
+        check(Natives.RELEASED_IDS.contains(fresh), "a never-seen map is released when its scope closes");
+
+        long again;
+        try (RecordingContext c = RecordingContext.where(K, "fresh").build()) {
+            again = Introspection.currentId();
+        }
+        check(again != fresh, "a released id is never installed again");
+        int interned = Natives.INTERNED.size();
+        try (RecordingContext c = RecordingContext.where(K, "fresh").build()) {
+            equal(again, Introspection.currentId(), "a recurring map is found in the cache");
+        }
+        equal(interned, Natives.INTERNED.size(), "a recurring map is numbered once more, not per build");
+        drainReleased("2");
+        check(!Natives.RELEASED_IDS.contains(again), "a recurring map is not released at its close");
+
+        long snapped;
+        RecordingContext.Snapshot snapshot;
+        try (RecordingContext c = RecordingContext.where(K, "snapped").build()) {
+            snapped = Introspection.currentId();
+            snapshot = RecordingContext.snapshot();
+        }
+        drainReleased("3");
+        check(!Natives.RELEASED_IDS.contains(snapped), "a snapshot keeps its map");
+        try (RecordingContext.Activation a = snapshot.activate()) {
+            equal(snapped, Introspection.currentId(), "the snapshot's map is installed again");
+        }
+
+        long[] discarded = new long[1];
+        RecordingContext.runWithSnapshot(() -> {
+            RecordingContext.where(K, "left-open").build();
+            discarded[0] = Introspection.currentId();
+        }, snapshot);
+        drainReleased("4");
+        check(Natives.RELEASED_IDS.contains(discarded[0]), "a scope discarded by an outer one releases its map");
+        java.lang.ref.Reference.reachabilityFence(snapshot);
+
+        long[] other = new long[1];
+        long mine;
+        try (RecordingContext c = RecordingContext.where(K, "both").build()) {
+            mine = Introspection.currentId();
+            Thread t = new Thread(() -> {
+                try (RecordingContext o = RecordingContext.where(K, "both").build()) {
+                    other[0] = Introspection.currentId();
+                }
+            }, "shares");
+            t.start();
+            t.join();
+        }
+        equal(mine, other[0], "another thread reuses a map its builder still has open");
+        drainReleased("5");
+        check(!Natives.RELEASED_IDS.contains(mine), "a map another thread installed is not released by its builder");
+
+        long[] leftOpen = new long[1];
+        Thread t = new Thread(() -> {
+            RecordingContext.where(K, "thread-ends-open").build();
+            leftOpen[0] = Introspection.currentId();
+        }, "ends-open");
+        t.start();
+        t.join();
+        t = null;
+        long deadline = System.nanoTime() + 20_000_000_000L;
+        for (int i = 0; !Natives.RELEASED_IDS.contains(leftOpen[0]); i++) {
+            check(System.nanoTime() < deadline, "the map of a thread that ended with its scope open is"
+                    + " released with its ring: " + leftOpen[0] + " not in " + Natives.RELEASED_IDS);
+            System.gc();
+            Thread.sleep(20);
+            drainReleased("6-" + i);
+        }
     }
 
     /** The context of the ring's newest entry: what the thread has installed now. */

@@ -35,7 +35,7 @@ public class ContextDataTest {
 
     @Test
     public void mergeOverridesAndInterleaves() {
-        ContextData base = ContextData.of(new String[] {"b", "1", "d", "2"});
+        ContextData base = ContextData.of(new String[] {"b", "1", "d", "2"}, true);
         assertArrayEquals(new String[] {"a", "0", "b", "9", "c", "5", "d", "2", "e", "7"},
                 base.mergedWith(entries("e", "7", "b", "9", "a", "0", "c", "5")));
         assertArrayEquals(new String[] {"x", "1"}, ContextData.EMPTY.mergedWith(entries("x", "1")));
@@ -43,20 +43,20 @@ public class ContextDataTest {
 
     @Test
     public void mergeReportsNoChange() {
-        ContextData base = ContextData.of(new String[] {"b", "1", "d", "2"});
+        ContextData base = ContextData.of(new String[] {"b", "1", "d", "2"}, true);
         assertNull(base.mergedWith(entries("d", "2")));
         assertNull(base.mergedWith(entries("b", "1", "d", "2")));
     }
 
     @Test
     public void lookupAndEmpty() {
-        ContextData data = ContextData.of(new String[] {"a", "1", "c", "2", "e", "3"});
+        ContextData data = ContextData.of(new String[] {"a", "1", "c", "2", "e", "3"}, true);
         assertTrue(data.containsKey("a"));
         assertTrue(data.containsKey("e"));
         assertFalse(data.containsKey("b"));
         assertFalse(data.containsKey("f"));
         assertEquals(3, data.size());
-        assertSame(ContextData.EMPTY, ContextData.of(new String[0]));
+        assertSame(ContextData.EMPTY, ContextData.of(new String[0], true));
         assertFalse(ContextData.EMPTY.containsKey("a"));
         assertEquals(0, ContextData.EMPTY.id());
     }
