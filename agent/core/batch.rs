@@ -35,10 +35,62 @@ pub enum Record {
     /// such as request ids are seldom repeated).
     Define {
         id: u64,
-        entries: Vec<(String, String)>,
+        entries: DefinedEntries,
     },
     /// The facade object holding a defined (or interned) id is gone: one reference dropped.
     Release(u64),
+}
+
+/// The entries of a context definition, decoded into one string (keys and values one after
+/// the other) and their end offsets: two allocations per map whatever its size, where a
+/// `String` per key and per value made the worker's allocator its largest cost with a new map
+/// per request (bench/README §10).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DefinedEntries {
+    text: String,
+    /// End offset in `text` of each key and each value, alternating.
+    ends: Vec<u32>,
+}
+
+impl DefinedEntries {
+    /// Builds entries from pairs (tests and encoders).
+    pub fn from_pairs(pairs: &[(&str, &str)]) -> DefinedEntries {
+        let mut e = DefinedEntries::default();
+        for (k, v) in pairs {
+            e.push(k);
+            e.push(v);
+        }
+        e
+    }
+
+    fn push(&mut self, text: &str) {
+        self.text.push_str(text);
+        self.ends.push(self.text.len() as u32);
+    }
+
+    /// Number of (key, value) entries.
+    pub fn len(&self) -> usize {
+        self.ends.len() / 2
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// The (key, value) pairs, in the order the facade sent them.
+    pub fn pairs(&self) -> Vec<(&str, &str)> {
+        let mut start = 0usize;
+        let mut texts = self.ends.iter().map(|&end| {
+            let t = &self.text[start..end as usize];
+            start = end as usize;
+            t
+        });
+        let mut out = Vec::with_capacity(self.len());
+        while let (Some(k), Some(v)) = (texts.next(), texts.next()) {
+            out.push((k, v));
+        }
+        out
+    }
 }
 
 /// A malformed batch. `offset` is the byte offset within the batch: of the record for
@@ -180,31 +232,39 @@ impl Decoder {
         let trunc = truncated(start, "define");
         let id = r.i64().ok_or_else(trunc)? as u64;
         let count = r.u16().ok_or_else(trunc)? as usize;
-        let mut entries = Vec::with_capacity(count.min(r.remaining() / 8));
-        for _ in 0..count {
-            let key = Self::inline_text(r, start, trunc)?;
-            let value = Self::inline_text(r, start, trunc)?;
-            entries.push((key, value));
+        // The texts are read twice: first their total length (one exact allocation), then
+        // their bytes. Bounded by the record's own length fields.
+        let texts_at = r.pos;
+        let mut total = 0usize;
+        for _ in 0..2 * count {
+            let len = r.u32().ok_or_else(trunc)? as usize;
+            r.take(len).ok_or_else(trunc)?;
+            total += len;
+        }
+        r.pos = texts_at;
+        let mut entries = DefinedEntries {
+            text: String::with_capacity(total),
+            ends: Vec::with_capacity(2 * count),
+        };
+        for _ in 0..2 * count {
+            entries.push(Self::inline_text(r, start, trunc)?);
         }
         Ok(Record::Define { id, entries })
     }
 
     /// `u32` byte length, then UTF-8.
-    fn inline_text(
-        r: &mut Reader<'_>,
+    fn inline_text<'a>(
+        r: &mut Reader<'a>,
         start: usize,
         trunc: impl Fn() -> BatchError,
-    ) -> Result<String, BatchError> {
+    ) -> Result<&'a str, BatchError> {
         let len = r.u32().ok_or_else(&trunc)? as usize;
         let at = r.pos;
         let raw = r.take(len).ok_or_else(&trunc)?;
-        match std::str::from_utf8(raw) {
-            Ok(text) => Ok(text.to_string()),
-            Err(_) => Err(BatchError::BadUtf8 {
-                offset: at.max(start),
-                id: u32::MAX,
-            }),
-        }
+        std::str::from_utf8(raw).map_err(|_| BatchError::BadUtf8 {
+            offset: at.max(start),
+            id: u32::MAX,
+        })
     }
 
     fn sample(&self, r: &mut Reader<'_>, start: usize) -> Result<RawSample, BatchError> {

@@ -1,7 +1,7 @@
 //! The worker thread and its round: drain the rings, decode the bridge's batches, run the join
 //! pipeline, write the sinks, prune what is too old. Also the last round at VMDeath.
 
-use crate::core::batch::{Decoder, Record};
+use crate::core::batch::{Decoder, DefinedEntries, Record};
 use crate::core::clock::Calibrator;
 use crate::core::filter::Filter;
 use crate::core::join::Joiner;
@@ -183,10 +183,10 @@ impl Core {
 
 /// A map the facade numbered itself. Bad input or a panic costs that one context (its
 /// samples are unknown, `context_released`), logged once; the round goes on.
-pub(super) fn define(a: &Shared, errors: &mut u64, id: u64, entries: Vec<(String, String)>) {
+pub(super) fn define(a: &Shared, errors: &mut u64, id: u64, entries: DefinedEntries) {
     let defined = catch_unwind(AssertUnwindSafe(|| {
         test_panic(PANIC_DEFINE);
-        a.repo.lock().define(id, entries)
+        a.repo.lock().define(id, &entries.pairs())
     }));
     let problem = match defined {
         Ok(Ok(())) => return,

@@ -290,18 +290,24 @@ fn definitions_and_releases_round_trip_with_inline_text() {
         vec![
             Record::Define {
                 id: 1 << 62,
-                entries: vec![
-                    ("endpoint".to_string(), "/a".to_string()),
-                    ("request".to_string(), "é42".to_string())
-                ]
+                entries: DefinedEntries::from_pairs(&[("endpoint", "/a"), ("request", "é42")])
             },
             Record::Release(1 << 62),
             Record::Define {
                 id: (1 << 62) + 1,
-                entries: vec![]
+                entries: DefinedEntries::default()
             },
         ]
     );
+    let Record::Define { entries, .. } = &out[0] else {
+        unreachable!()
+    };
+    assert_eq!(
+        entries.pairs(),
+        vec![("endpoint", "/a"), ("request", "é42")]
+    );
+    assert_eq!(entries.len(), 2);
+    assert!(DefinedEntries::default().pairs().is_empty());
 }
 
 #[test]

@@ -51,7 +51,7 @@ pub struct Repository {
 }
 
 /// Checks the `Natives.intern` contract: keys non-empty, sorted and unique, bounded sizes.
-pub fn validate(entries: &[(String, String)]) -> Result<(), String> {
+pub fn validate<K: AsRef<str>, V: AsRef<str>>(entries: &[(K, V)]) -> Result<(), String> {
     if entries.len() > MAX_ENTRIES {
         return Err(format!(
             "context has {} entries (at most {MAX_ENTRIES})",
@@ -59,6 +59,7 @@ pub fn validate(entries: &[(String, String)]) -> Result<(), String> {
         ));
     }
     for (i, (key, value)) in entries.iter().enumerate() {
+        let (key, value) = (key.as_ref(), value.as_ref());
         if key.is_empty() {
             return Err("context key is empty".to_string());
         }
@@ -74,10 +75,10 @@ pub fn validate(entries: &[(String, String)]) -> Result<(), String> {
                 value.len()
             ));
         }
-        if i > 0 && entries[i - 1].0 >= *key {
+        if i > 0 && entries[i - 1].0.as_ref() >= key {
             return Err(format!(
                 "context keys not sorted and unique: {:?} then {key:?}",
-                entries[i - 1].0
+                entries[i - 1].0.as_ref()
             ));
         }
     }
@@ -105,8 +106,8 @@ impl Repository {
         self.max_ids = max_ids.max(1);
     }
 
-    fn shared_key(&mut self, key: String) -> Arc<str> {
-        if let Some(k) = self.keys.get(key.as_str()) {
+    fn shared_key(&mut self, key: &str) -> Arc<str> {
+        if let Some(k) = self.keys.get(key) {
             return k.clone();
         }
         let k: Arc<str> = Arc::from(key);
@@ -117,12 +118,16 @@ impl Repository {
     }
 
     /// The checked map of `entries`, keys shared with other maps.
-    fn map_of(&mut self, entries: Vec<(String, String)>) -> Result<ContextMap, String> {
-        validate(&entries)?;
+    /// Borrows the entries: one allocation per value (its `Arc<str>`), none per known key.
+    fn map_of<K: AsRef<str>, V: AsRef<str>>(
+        &mut self,
+        entries: &[(K, V)],
+    ) -> Result<ContextMap, String> {
+        validate(entries)?;
         Ok(ContextMap {
             entries: entries
-                .into_iter()
-                .map(|(k, v)| (self.shared_key(k), Arc::from(v)))
+                .iter()
+                .map(|(k, v)| (self.shared_key(k.as_ref()), Arc::from(v.as_ref())))
                 .collect(),
         })
     }
@@ -131,7 +136,7 @@ impl Repository {
     /// Identical maps get the same id while it is held or awaiting reclamation. Ids are `>= 1`
     /// (an empty map too: it is a map like any other and resolves to an empty `ContextMap`).
     pub fn intern(&mut self, entries: Vec<(String, String)>) -> Result<ContextId, String> {
-        let map = self.map_of(entries)?;
+        let map = self.map_of(&entries)?;
         if let Some(&id) = self.by_map.get(&map) {
             if let Some(entry) = self.by_id.get_mut(&id) {
                 entry.refs = entry.refs.saturating_add(1);
@@ -167,7 +172,11 @@ impl Repository {
     /// other). Equal maps under other ids share their memory but keep their own ids. Fails on
     /// bad input, an id outside the facade's range or already defined, and past the id bound;
     /// the id then stays unknown and its samples are reported `context_released`.
-    pub fn define(&mut self, id: ContextId, entries: Vec<(String, String)>) -> Result<(), String> {
+    pub fn define<K: AsRef<str>, V: AsRef<str>>(
+        &mut self,
+        id: ContextId,
+        entries: &[(K, V)],
+    ) -> Result<(), String> {
         if !(FIRST_DEFINED_ID..(1 << 63)).contains(&id) {
             return Err(format!("context id {id} is outside the facade's range"));
         }

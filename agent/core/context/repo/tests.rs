@@ -155,8 +155,8 @@ fn defined_ids_resolve_release_and_share_memory_with_equal_maps() {
     let interned = r.intern(kv(&[("k", "v")])).unwrap();
     let a = FIRST_DEFINED_ID;
     let b = FIRST_DEFINED_ID + 1;
-    r.define(a, kv(&[("k", "v")])).unwrap();
-    r.define(b, kv(&[("k", "w")])).unwrap();
+    r.define(a, &kv(&[("k", "v")])).unwrap();
+    r.define(b, &kv(&[("k", "w")])).unwrap();
     assert!(Arc::ptr_eq(&r.get(a).unwrap(), &r.get(interned).unwrap()));
     assert_eq!(r.get(b).unwrap().entries[0].1.as_ref(), "w");
     assert_eq!(r.interned_total(), 3);
@@ -171,17 +171,17 @@ fn defined_ids_resolve_release_and_share_memory_with_equal_maps() {
 fn bad_definitions_are_refused_with_a_reason() {
     let mut r = repo();
     assert!(r
-        .define(5, kv(&[("k", "v")]))
+        .define(5, &kv(&[("k", "v")]))
         .unwrap_err()
         .contains("outside"));
-    r.define(FIRST_DEFINED_ID, kv(&[("k", "v")])).unwrap();
-    let twice = r.define(FIRST_DEFINED_ID, kv(&[("k", "v")])).unwrap_err();
+    r.define(FIRST_DEFINED_ID, &kv(&[("k", "v")])).unwrap();
+    let twice = r.define(FIRST_DEFINED_ID, &kv(&[("k", "v")])).unwrap_err();
     assert!(twice.contains("twice"), "{twice}");
-    let unsorted = r.define(FIRST_DEFINED_ID + 1, kv(&[("b", "1"), ("a", "2")]));
+    let unsorted = r.define(FIRST_DEFINED_ID + 1, &kv(&[("b", "1"), ("a", "2")]));
     assert!(unsorted.unwrap_err().contains("sorted"));
     r.set_max_ids(1);
     assert!(r
-        .define(FIRST_DEFINED_ID + 2, kv(&[]))
+        .define(FIRST_DEFINED_ID + 2, &kv(&[]))
         .unwrap_err()
         .contains("too many"));
 }
