@@ -125,8 +125,12 @@ fn require_jfr(env: &mut Env<'_>) -> Result<(), String> {
 fn define_classes(env: &mut Env<'_>) -> Result<(), String> {
     let boot = JClassLoader::null();
     for (name, bytes) in embedded::BRIDGE_CLASSES {
-        env.define_class(None::<&JNIStr>, &boot, bytes)
+        let class = env
+            .define_class(None::<&JNIStr>, &boot, bytes)
             .map_err(|e| describe(env, &format!("cannot define bridge class {name}"), e))?;
+        // One local reference per class would outgrow VMInit's frame as the bridge grows
+        // (`-Xcheck:jni` warns past 32): the class stays defined, the reference is not needed.
+        env.delete_local_ref(class);
     }
     Ok(())
 }
