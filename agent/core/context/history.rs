@@ -132,9 +132,14 @@ impl History {
     /// Like `new`, retaining at most `max_points` points (at least 2): when a push exceeds it the
     /// oldest points are dropped and lookups before the new first point become `HistoryExpired`.
     pub fn with_limit(max_points: usize) -> History {
+        // Room for a few points: a thread that lives for one request makes two or three.
+        let mut times = Vec::with_capacity(4);
+        times.push(i64::MIN);
+        let mut states = Vec::with_capacity(4);
+        states.push(known(EMPTY_CONTEXT));
         History {
-            times: vec![i64::MIN],
-            states: vec![known(EMPTY_CONTEXT)],
+            times,
+            states,
             start: 0,
             expired_before: i64::MIN,
             last_transition_ns: None,
