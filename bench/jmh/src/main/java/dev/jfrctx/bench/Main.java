@@ -101,10 +101,11 @@ public final class Main {
 
         List<Group> groups = new ArrayList<>();
         groups.add(new Group("plain", "no agent: floor, ring writer, facade as a no-op",
-                List.of(PKG + "FloorBench\\.", PKG + "RingBench\\.", PKG + "FacadeBench\\."),
+                List.of(PKG + "FloorBench\\.", PKG + "RingBench\\.", PKG + "FacadeBench\\.",
+                        PKG + "FreshThreadBench\\."),
                 List.of(), null));
         groups.add(new Group("agent", "agent loaded (sink=jsonl:/dev/null)",
-                List.of(PKG + "FacadeBench\\."),
+                List.of(PKG + "FacadeBench\\.", PKG + "FreshThreadBench\\."),
                 agent == null ? List.of() : List.of("-agentpath:" + agent + "=sink=jsonl:/dev/null"),
                 agent == null ? "no -agent given" : null));
         groups.add(new Group("jfr", "JFR event per context (recording running)",
@@ -237,7 +238,8 @@ public final class Main {
         }
         out.println();
         out.println("==== JMH summary (" + label + "): ns per op, median [min-max] of the measurement iterations;"
-                + " wall = JMH's score, cpu = the worker thread's CPU time; x nano = cpu ratio to"
+                + " wall = JMH's score, cpu = the worker thread's CPU time (FreshThreadBench: the whole"
+                + " process's); x nano = cpu ratio to"
                 + " System.nanoTime() measured in this run");
         out.printf(Locale.ROOT, "%-10s %-40s %28s %28s %8s %8s%n", "group", "benchmark",
                 "wall ns/op median [min-max]", "cpu ns/op median [min-max]", "x nano", "B/op");
