@@ -203,6 +203,7 @@ unsafe extern "C" fn vm_init(
         register: native_register as *mut c_void,
         release: native_release as *mut c_void,
         grow: native_grow as *mut c_void,
+        spares: native_spares as *mut c_void,
         deliver: native_deliver as *mut c_void,
         set_filter: native_set_filter as *mut c_void,
         set_listening: native_set_listening as *mut c_void,
@@ -337,6 +338,27 @@ extern "system" fn native_grow<'l>(
                 Some((ptr, len)) => Ok(unsafe { env.new_direct_byte_buffer(ptr, len) }?.into()),
                 None => Ok(JObject::null()),
             }
+        })
+        .resolve::<ThrowRuntimeExAndDefault>()
+}
+
+/// `Natives.spares(int n)`: a `long[]` of the addresses of new spare rings (empty when none).
+extern "system" fn native_spares<'l>(
+    mut unowned: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    n: jint,
+) -> JLongArray<'l> {
+    unowned
+        .with_env(|env| -> Result<JLongArray<'l>, JniError> {
+            // A spare's memory stays allocated until the agent has seen its claimer's release and
+            // drained it (as for `register`); Java writes it only after claiming it.
+            let addresses: Vec<jlong> = natives::spares(n)
+                .into_iter()
+                .map(|(ptr, _)| ptr as jlong)
+                .collect();
+            let array = env.new_long_array(addresses.len())?;
+            array.set_region(env, 0, &addresses)?;
+            Ok(array)
         })
         .resolve::<ThrowRuntimeExAndDefault>()
 }

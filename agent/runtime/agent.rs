@@ -6,12 +6,13 @@
 
 use crate::core::context::registry::RingRegistry;
 use crate::core::context::repo::Repository;
+use crate::core::context::ring::Blocks;
 use crate::jvm::jvmti::Jvmti;
 use crate::jvm::stream::{self, NativeFns};
 use crate::options;
 use crate::runtime::error::AgentError;
 use crate::runtime::faults::{install_panic_hook, parse_test_panic, take_panic, TEST_PANIC};
-use crate::runtime::state::{Shared, LOADED, RUNNING, STOPPED};
+use crate::runtime::state::{Shared, KEEP_BLOCKS, LOADED, RUNNING, STOPPED};
 use crate::runtime::worker::Core;
 use crate::sink::listener;
 use crate::sink::SinkSet;
@@ -103,6 +104,7 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), AgentError> {
         }
     };
     let core = Core::new(&config, sinks, push, SAFETY_NS);
+    let config_ring_capacity = config.ring_capacity;
     let agent = Agent {
         shared: Shared {
             repo: Mutex::new(Repository::new(config.retention_ns)),
@@ -110,9 +112,9 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), AgentError> {
             config,
             state: AtomicU8::new(LOADED),
             rings: Mutex::new(RingRegistry::new()),
-            new_rings: SegQueue::new(),
-            released: SegQueue::new(),
-            ended_threads: SegQueue::new(),
+            ring_events: SegQueue::new(),
+            blocks: Blocks::new(config_ring_capacity, KEEP_BLOCKS),
+            spares_made: AtomicU64::new(0),
             batches: SegQueue::new(),
             next_handle: AtomicU64::new(1),
             threads_registered: AtomicU64::new(0),

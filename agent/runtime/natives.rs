@@ -7,7 +7,7 @@ use crate::core::context::ring::Ring;
 use crate::core::filter::Filter;
 use crate::runtime::agent::agent;
 use crate::runtime::faults::{take_panic, test_panic, PANIC_DELIVER, PANIC_INTERN};
-use crate::runtime::state::{RUNNING, STOPPED};
+use crate::runtime::state::{RingEvent, MAX_SPARES, RUNNING, SPARES_PER_CALL, STOPPED};
 use crate::sink::listener;
 use crate::time::monotonic_ns;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -55,7 +55,8 @@ const UNINTERNED_CONTEXT: u64 = i64::MAX as u64;
 
 /// `Natives.register`: the calling thread's ring, allocated on its first registration; a
 /// thread registered again (by another copy of the facade, in another class loader) gets the
-/// same ring, so that its transitions have one home. None when not running.
+/// same ring, so that its transitions have one home — also when it took its ring as a spare.
+/// None when not running.
 pub fn register(thread_id: i64, capacity: i32) -> Option<(*mut u8, usize)> {
     let a = agent()?;
     if a.state.load(Ordering::Acquire) != RUNNING || thread_id < 0 {
@@ -66,17 +67,43 @@ pub fn register(thread_id: i64, capacity: i32) -> Option<(*mut u8, usize)> {
     } else {
         a.config.ring_capacity
     };
-    let registration = a.rings.lock().register(thread_id as u64, || {
-        let handle = a.next_handle.fetch_add(1, Ordering::Relaxed);
-        Arc::new(Ring::new(cap, thread_id as u64, handle))
-    });
-    let ring = registration.ring();
-    let mem = (ring.as_ptr(), ring.byte_len());
-    if let Registration::New(ring) = registration {
-        a.new_rings.push(ring);
-        a.threads_registered.fetch_add(1, Ordering::Relaxed);
+    a.with_rings(|rings, events| {
+        let registration = rings.register(thread_id as u64, || {
+            let handle = a.next_handle.fetch_add(1, Ordering::Relaxed);
+            Arc::new(Ring::new(cap, thread_id as u64, handle))
+        });
+        let ring = registration.ring();
+        let mem = (ring.as_ptr(), ring.byte_len());
+        if let Registration::New(ring) = registration {
+            events.push(RingEvent::New(ring));
+            a.threads_registered.fetch_add(1, Ordering::Relaxed);
+        }
+        Some(mem)
+    })
+}
+
+/// `Natives.spares`: up to `n` (at most [`SPARES_PER_CALL`]) new spare rings of the default
+/// capacity, for threads to take without a JNI call; none when not running or when
+/// [`MAX_SPARES`] are already waiting to be claimed.
+pub fn spares(n: i32) -> Vec<(*mut u8, usize)> {
+    let Some(a) = agent() else { return Vec::new() };
+    if a.state.load(Ordering::Acquire) != RUNNING || n <= 0 {
+        return Vec::new();
     }
-    Some(mem)
+    a.with_rings(|rings, _| {
+        let n = (n as usize)
+            .min(SPARES_PER_CALL)
+            .min(MAX_SPARES.saturating_sub(rings.spares()));
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let handle = a.next_handle.fetch_add(1, Ordering::Relaxed);
+            let ring = Arc::new(Ring::spare(&a.blocks, handle));
+            out.push((ring.as_ptr(), ring.byte_len()));
+            rings.add_spare(ring);
+        }
+        a.spares_made.fetch_add(n as u64, Ordering::Relaxed);
+        out
+    })
 }
 
 /// `Natives.grow`: the sole holder of ring `handle` moves to a ring of `capacity` entries (the
@@ -89,38 +116,49 @@ pub fn grow(handle: i64, capacity: i32) -> Option<(*mut u8, usize)> {
         return None;
     }
     let cap = (capacity as usize).min(crate::core::context::ring::MAX_GROWN_CAPACITY);
-    let ring = a.rings.lock().grow(handle as u64, |tid| {
-        Arc::new(Ring::new(cap, tid, handle as u64))
-    })?;
-    let mem = (ring.as_ptr(), ring.byte_len());
-    a.new_rings.push(ring);
-    Some(mem)
+    a.with_rings(|rings, events| {
+        let ring = rings.grow(handle as u64, |tid| {
+            Arc::new(Ring::new(cap, tid, handle as u64))
+        })?;
+        let mem = (ring.as_ptr(), ring.byte_len());
+        events.push(RingEvent::New(ring));
+        Some(mem)
+    })
 }
 
 /// `Natives.release`: one holder of the ring (a facade copy's writer) is gone; the worker
 /// drains and frees the ring when it was the last.
 pub fn release(handle: i64) {
     if let Some(a) = agent() {
-        if handle > 0 && a.rings.lock().release(handle as u64) {
-            a.released.push(handle as u64);
+        if handle > 0 {
+            a.with_rings(|rings, events| {
+                if rings.release(handle as u64) {
+                    events.push(RingEvent::Released(handle as u64));
+                }
+            });
         }
     }
 }
 
 /// Whether ThreadEnd events are worth a JNI call: only while running and once some thread has
-/// registered a ring.
+/// registered a ring or spares were handed out.
 pub fn wants_thread_end() -> bool {
     agent().is_some_and(|a| {
         a.state.load(Ordering::Acquire) == RUNNING
-            && a.threads_registered.load(Ordering::Relaxed) > 0
+            && (a.threads_registered.load(Ordering::Relaxed) > 0
+                || a.spares_made.load(Ordering::Relaxed) > 0)
     })
 }
 
 /// JVMTI ThreadEnd: the platform thread `thread_id` is gone; its ring (if any) is released.
 pub fn thread_ended(thread_id: i64) {
     if let Some(a) = agent() {
-        if thread_id >= 0 && a.rings.lock().thread_ended(thread_id as u64) {
-            a.ended_threads.push(thread_id as u64);
+        if thread_id >= 0 {
+            a.with_rings(|rings, events| {
+                if rings.thread_ended(thread_id as u64) {
+                    events.push(RingEvent::Ended(thread_id as u64));
+                }
+            });
         }
     }
 }

@@ -6,6 +6,8 @@
 //! contexts=57 threads=12 lost_entries=0
 //! ```
 //!
+//! (`threads=12 spare_rings=10` when some threads took a spare ring.)
+//!
 //! (all on one line). Invariant: `received = with_context + without_context + unknown + dropped`.
 //! Optional tails: `; push URL profiles=N pushed=N refused=N failed=N retried=N dropped=N
 //! [left_out=KEY:N,...] [(last refusal: HTTP NNN: ANSWER)]` with `push=` (where `profiles =
@@ -42,6 +44,8 @@ pub struct Counters {
     pub contexts: u64,
     /// Threads that registered a ring.
     pub threads: u64,
+    /// Of `threads`, the registrations that took a spare ring (no JNI call); shown when > 0.
+    pub spare_rings: u64,
     /// Transition entries lost to ring overflow.
     pub lost_entries: u64,
     /// The push sink's figures (`push=`).
@@ -160,11 +164,11 @@ impl Counters {
                 s.name, s.records, s.errors
             );
         }
-        let _ = write!(
-            l,
-            "; contexts={} threads={} lost_entries={}",
-            self.contexts, self.threads, self.lost_entries
-        );
+        let _ = write!(l, "; contexts={} threads={}", self.contexts, self.threads);
+        if self.spare_rings > 0 {
+            let _ = write!(l, " spare_rings={}", self.spare_rings);
+        }
+        let _ = write!(l, " lost_entries={}", self.lost_entries);
         if let Some(p) = &self.push {
             let _ = write!(
                 l,

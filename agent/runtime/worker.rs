@@ -9,7 +9,7 @@ use crate::core::model::{ContextualSample, RawSample};
 use crate::options::Config;
 use crate::runtime::faults::{take_panic, test_panic, PANIC_DEFINE, PANIC_WORKER};
 use crate::runtime::pipeline;
-use crate::runtime::state::Shared;
+use crate::runtime::state::{RingEvent, Shared};
 use crate::runtime::summary::Counters;
 use crate::sink::listener::{self, ListenerSink};
 use crate::sink::{Sink, SinkSet};
@@ -75,25 +75,25 @@ impl Core {
     /// One round: drain rings, decode batches, join what is decidable, write to sinks.
     pub(super) fn round(&mut self, a: &Shared, last: bool) {
         let now = monotonic_ns();
-        while let Some(ring) = a.new_rings.pop() {
-            self.joiner.add_ring(ring);
-        }
-        while let Some(handle) = a.released.pop() {
-            self.joiner.release_ring(handle, now);
-        }
-        while let Some(tid) = a.ended_threads.pop() {
-            self.joiner.release_thread(tid, now);
-        }
+        // Spares claimed since the last look become their threads' rings (queued as `New`).
+        a.with_rings(|_, _| ());
+        self.apply_ring_events(a, now);
         self.joiner.drain(now);
-        for (handle, times) in self.joiner.take_retired() {
-            // A virtual thread handed its ring back through the header (no JNI call): one
+        let retired = self.joiner.take_retired();
+        if !retired.is_empty() {
+            // Virtual threads handed their rings back through the header (no JNI call): one
             // holder gone per hand-back, as `Natives.release`.
-            for _ in 0..times {
-                if a.rings.lock().release(handle) {
-                    self.joiner.release_ring(handle, now);
+            a.with_rings(|rings, events| {
+                for (handle, times) in retired {
+                    for _ in 0..times {
+                        if rings.release(handle) {
+                            events.push(RingEvent::Released(handle));
+                        }
+                    }
                 }
-            }
+            });
         }
+        self.apply_ring_events(a, now);
         while let Some(bytes) = a.batches.pop() {
             self.records.clear();
             if let Err(e) = self.decoder.decode(&bytes, &mut self.records) {
@@ -143,6 +143,21 @@ impl Core {
         let _ = self.out.listener.flush();
     }
 
+    /// Applies the queued ring events, in the registry's order.
+    fn apply_ring_events(&mut self, a: &Shared, now: i64) {
+        while let Some(e) = a.ring_events.pop() {
+            match e {
+                RingEvent::New(ring) => self.joiner.add_ring(ring),
+                RingEvent::Released(handle) => {
+                    self.joiner.release_ring(handle, now);
+                }
+                RingEvent::Ended(tid) => {
+                    self.joiner.release_thread(tid, now);
+                }
+            }
+        }
+    }
+
     fn join_pending(&mut self, a: &Shared, last: bool) {
         let calibration = self.calibrator.calibration();
         let repo = a.repo.lock();
@@ -172,6 +187,7 @@ impl Core {
         let mut c = self.out.counters.clone();
         c.contexts = a.repo.lock().interned_total();
         c.threads = a.threads_registered.load(Ordering::Relaxed);
+        c.spare_rings = a.rings.lock().claims().0;
         c.lost_entries = self.joiner.counters().entries_lost;
         c.sinks = self.out.sinks.stats();
         c.sinks.extend(listener::HUB.stats());

@@ -8,6 +8,14 @@
 //! the ring is handed to the worker for its last drain only when the last holder is gone, or at
 //! once when the thread itself ended (JVMTI ThreadEnd: nobody can write any more). Dropping a
 //! ring while another copy still writes into its memory would corrupt the heap.
+//!
+//! Spares: rings made in advance (`Natives.spares`, by the bridge's refiller or a thread that found
+//! none left) and taken by a thread's first context without a JNI call. A thread claims one by
+//! writing its id into the header; [`RingRegistry::adopt_claims`] turns every claimed spare into
+//! that thread's registered ring (one holder) and must run before anything else looks the
+//! thread up: every operation here calls it first, so a release, a thread end or a second copy's
+//! registration that follows a claim (they all happen after it) finds the ring. The facade keeps
+//! a thread from claiming a spare while it holds a ring (`RingPool`'s per-thread mark).
 
 use super::ring::Ring;
 use std::collections::HashMap;
@@ -25,6 +33,15 @@ pub struct RingRegistry {
     by_thread: HashMap<u64, Entry>,
     by_handle: HashMap<u64, u64>,
     shared: u64,
+    /// Rings handed to Java as spares and not seen claimed yet.
+    spares: Vec<Arc<Ring>>,
+    /// Spares claimed so far.
+    claimed: u64,
+    /// Claims by a thread that already had a live ring (the facade's mark prevents them; the
+    /// claim wins, as a second registration would after a release).
+    conflicting_claims: u64,
+    /// Spares adopted and not yet taken by `take_adopted`.
+    adopted: Vec<Arc<Ring>>,
 }
 
 /// What [`RingRegistry::register`] did.
@@ -54,6 +71,7 @@ impl RingRegistry {
     /// Registers one more holder of `thread_id`'s ring, creating the ring with `make` when the
     /// thread has none.
     pub fn register(&mut self, thread_id: u64, make: impl FnOnce() -> Arc<Ring>) -> Registration {
+        self.adopt_claims();
         if let Some(e) = self.by_thread.get_mut(&thread_id) {
             e.holders = e.holders.saturating_add(1);
             self.shared += 1;
@@ -74,6 +92,7 @@ impl RingRegistry {
     /// One holder of ring `handle` is gone. Returns `true` when it was the last one: the ring
     /// must now be released to the worker. A handle not (or no longer) live returns `false`.
     pub fn release(&mut self, handle: u64) -> bool {
+        self.adopt_claims();
         let Some(&tid) = self.by_handle.get(&handle) else {
             return false;
         };
@@ -94,6 +113,7 @@ impl RingRegistry {
     /// handle): returns it, or `None` when the handle is not live or more than one facade copy
     /// holds the ring (the others would keep writing to the old one).
     pub fn grow(&mut self, handle: u64, make: impl FnOnce(u64) -> Arc<Ring>) -> Option<Arc<Ring>> {
+        self.adopt_claims();
         let &tid = self.by_handle.get(&handle)?;
         let e = self.by_thread.get_mut(&tid)?;
         if e.holders != 1 {
@@ -108,6 +128,7 @@ impl RingRegistry {
     /// The thread ended: its ring is no longer live, whatever its holders (their later releases
     /// are no-ops). Returns whether it had one.
     pub fn thread_ended(&mut self, thread_id: u64) -> bool {
+        self.adopt_claims();
         match self.by_thread.remove(&thread_id) {
             Some(e) => {
                 self.by_handle.remove(&e.ring.handle());
@@ -115,6 +136,62 @@ impl RingRegistry {
             }
             None => false,
         }
+    }
+
+    /// Adds a spare (not bound to a thread) that Java may claim from now on.
+    pub fn add_spare(&mut self, ring: Arc<Ring>) {
+        self.spares.push(ring);
+    }
+
+    /// Spares not claimed as of the last look.
+    pub fn spares(&self) -> usize {
+        self.spares.len()
+    }
+
+    /// Spares claimed so far, and claims by a thread that already had a live ring.
+    pub fn claims(&self) -> (u64, u64) {
+        (self.claimed, self.conflicting_claims)
+    }
+
+    /// Registers every spare claimed since the last look as its claimer's ring (one holder);
+    /// [`RingRegistry::take_adopted`] hands them to the worker, which must drain them as newly
+    /// registered rings. A thread that already had a live ring moves to the claimed one
+    /// (counted in `claims`). Every other operation calls this first.
+    pub fn adopt_claims(&mut self) {
+        // One pass of loads; most calls find nothing claimed.
+        let Some(first) = self.spares.iter().position(|r| r.claimed_by().is_some()) else {
+            return;
+        };
+        // `spares` keeps the unclaimed ones before `first`, in order.
+        let rest = self.spares.split_off(first);
+        for ring in rest {
+            // Read again: a claim may have landed since the first pass.
+            let Some(tid) = ring.claimed_by() else {
+                self.spares.push(ring);
+                continue;
+            };
+            ring.bind(tid);
+            if let Some(old) = self.by_thread.remove(&tid) {
+                self.by_handle.remove(&old.ring.handle());
+                self.conflicting_claims += 1;
+            }
+            self.by_handle.insert(ring.handle(), tid);
+            self.by_thread.insert(
+                tid,
+                Entry {
+                    ring: Arc::clone(&ring),
+                    holders: 1,
+                },
+            );
+            self.claimed += 1;
+            self.adopted.push(ring);
+        }
+    }
+
+    /// Spares adopted since the last call, oldest first: the caller hands them to the worker
+    /// (as `Registration::New` rings) before anything it learnt from the same call.
+    pub fn take_adopted(&mut self) -> Vec<Arc<Ring>> {
+        std::mem::take(&mut self.adopted)
     }
 
     /// Live rings.
@@ -136,6 +213,7 @@ impl RingRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::context::ring::Blocks;
 
     fn ring(tid: u64, handle: u64) -> Arc<Ring> {
         Arc::new(Ring::new(16, tid, handle))
@@ -205,6 +283,86 @@ mod tests {
         assert!(r.grow(99, |_| panic!("unknown handle")).is_none());
         assert!(!r.release(1));
         assert!(r.release(1));
+    }
+
+    fn spare(blocks: &Arc<Blocks>, handle: u64) -> Arc<Ring> {
+        Arc::new(Ring::spare(blocks, handle))
+    }
+
+    #[test]
+    fn a_claimed_spare_becomes_its_threads_ring_once() {
+        let blocks = Blocks::new(16, 4);
+        let mut r = RingRegistry::new();
+        r.add_spare(spare(&blocks, 10));
+        r.add_spare(spare(&blocks, 11));
+        r.adopt_claims();
+        assert!(r.take_adopted().is_empty(), "nothing claimed yet");
+        assert_eq!(r.spares(), 2);
+        let second = Arc::clone(&r.spares[1]);
+        second.claim(7);
+        r.adopt_claims();
+        let adopted = r.take_adopted();
+        assert_eq!(adopted.len(), 1);
+        assert!(Arc::ptr_eq(&adopted[0], &second));
+        assert_eq!(second.thread_id(), 7, "bound to its claimer");
+        assert_eq!(r.spares(), 1);
+        assert_eq!(r.claims(), (1, 0));
+        r.adopt_claims();
+        assert!(r.take_adopted().is_empty(), "adopted once");
+        // A second facade copy on thread 7 registers: the same ring, one more holder.
+        let again = r.register(7, || panic!("thread 7 has its spare"));
+        assert!(matches!(again, Registration::Shared(_)));
+        assert!(Arc::ptr_eq(again.ring(), &second));
+        assert!(!r.release(11));
+        assert!(r.release(11));
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn every_operation_first_adopts_what_was_claimed() {
+        let blocks = Blocks::new(16, 4);
+        // A release (a Cleaner) that follows a claim the worker has not looked at yet.
+        let mut r = RingRegistry::new();
+        let s = spare(&blocks, 20);
+        r.add_spare(Arc::clone(&s));
+        s.claim(3);
+        assert!(r.release(20), "the claimer was the only holder");
+        assert_eq!(r.take_adopted().len(), 1, "adopted before the release");
+        // A thread end.
+        let s = spare(&blocks, 21);
+        r.add_spare(Arc::clone(&s));
+        s.claim(4);
+        assert!(r.thread_ended(4));
+        assert_eq!(r.take_adopted().len(), 1);
+        // A registration by another copy on the claimer's thread.
+        let s = spare(&blocks, 22);
+        r.add_spare(Arc::clone(&s));
+        s.claim(5);
+        let reg = r.register(5, || panic!("must find the claimed spare"));
+        assert!(Arc::ptr_eq(reg.ring(), &s));
+        // Growth of the claimed ring.
+        let s = spare(&blocks, 23);
+        r.add_spare(Arc::clone(&s));
+        s.claim(6);
+        let bigger = r
+            .grow(23, |tid| Arc::new(Ring::new(64, tid, 23)))
+            .expect("sole holder");
+        assert_eq!(bigger.thread_id(), 6);
+    }
+
+    #[test]
+    fn a_claim_by_a_thread_with_a_ring_moves_it_and_is_counted() {
+        let blocks = Blocks::new(16, 4);
+        let mut r = RingRegistry::new();
+        r.register(9, || ring(9, 1));
+        let s = spare(&blocks, 30);
+        r.add_spare(Arc::clone(&s));
+        s.claim(9);
+        r.adopt_claims();
+        assert_eq!(r.claims(), (1, 1));
+        let now = r.register(9, || panic!("live"));
+        assert!(Arc::ptr_eq(now.ring(), &s));
+        assert!(!r.release(1), "the old handle is gone");
     }
 
     #[test]

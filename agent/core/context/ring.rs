@@ -8,8 +8,8 @@
 //!
 //! * producer, transition `n` to context `c`, slot `s = n & (capacity - 1)`:
 //!   `head.store(2n+1, Release)`; **fence**; `t = now()`; `time[s] = t`, `context[s] = c`
-//!   (plain/relaxed); `head.store(2n+2, Release)`. (`current`, header word 2, is reserved: the
-//!   Java writer no longer stores it; [`Ring::current`] reads the newest entry instead.)
+//!   (plain/relaxed); `head.store(2n+2, Release)`. (Header word 2, once `current`, is now the
+//!   spare's `claim`; [`Ring::current`] reads the newest entry instead.)
 //!   The fence after the odd store is not in the ARCHITECTURE.md text: a release store only keeps
 //!   *earlier* accesses before it, so without a fence the entry writes may become visible before
 //!   the odd `head`, and a consumer could keep a half-overwritten slot it believes intact. The
@@ -29,7 +29,7 @@
 
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
-use std::sync::atomic::{fence, AtomicI64, Ordering};
+use std::sync::atomic::{fence, AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -50,7 +50,10 @@ pub const ALIGN: usize = 64;
 // Word (i64) indices of the header fields.
 const HEAD: usize = 0;
 const TAIL: usize = 1;
-/// Header word 2 (`current`) is reserved: no longer written.
+/// Header word 2: `t + 1` once Java thread `t` took this ring as a spare (see [`Ring::spare`]),
+/// 0 before (and always 0 on a ring registered through `Natives.register`). Written once by the
+/// producer (release) before its first transition.
+const CLAIM: usize = 2;
 const CAPACITY: usize = 3;
 const THREAD_ID: usize = 4;
 const HANDLE: usize = 5;
@@ -126,9 +129,82 @@ pub struct Ring {
     words: NonNull<AtomicI64>,
     layout: Layout,
     capacity: usize,
-    thread_id: u64,
+    /// The owner; for a spare, 0 until [`Ring::bind`] (once it was claimed).
+    thread_id: AtomicU64,
     handle: u64,
     consumer: Mutex<Consumer>,
+    /// Where the memory goes when the ring is dropped (a spare's), instead of the allocator.
+    blocks: Option<Arc<Blocks>>,
+}
+
+/// Ring memory of one size kept for reuse: a spare's memory goes back here when its ring is
+/// dropped (after the worker's last drain, when no writer can touch it any more), and the next
+/// spare takes it instead of allocating and zeroing a new one. A thread-per-request server thus
+/// cycles through a few blocks instead of a 16 KiB allocation (with its page faults) per request.
+#[derive(Debug)]
+pub struct Blocks {
+    capacity: usize,
+    layout: Layout,
+    free: Mutex<Vec<Block>>,
+    /// Blocks kept at most; more are freed.
+    keep: usize,
+}
+
+/// Memory of a dropped spare, owned by [`Blocks`].
+#[derive(Debug)]
+struct Block(NonNull<AtomicI64>);
+
+// SAFETY: a free block is memory nobody else refers to (its ring was dropped); it moves between
+// threads only through the `Blocks` mutex.
+unsafe impl Send for Block {}
+
+impl Blocks {
+    /// Blocks for rings of `capacity` entries (rounded as [`Ring::new`] does), at most `keep`
+    /// kept free.
+    pub fn new(capacity: usize, keep: usize) -> Arc<Blocks> {
+        let capacity = effective_capacity(capacity);
+        Arc::new(Blocks {
+            capacity,
+            layout: layout_for(capacity),
+            free: Mutex::new(Vec::new()),
+            keep,
+        })
+    }
+
+    /// Entries of each ring.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Blocks free for reuse now.
+    pub fn free(&self) -> usize {
+        self.free.lock().len()
+    }
+}
+
+impl Drop for Blocks {
+    fn drop(&mut self) {
+        for b in self.free.get_mut().drain(..) {
+            // SAFETY: every free block was allocated with `self.layout` (by `Ring::spare`) and
+            // is owned by this pool alone.
+            unsafe { alloc::dealloc(b.0.as_ptr().cast::<u8>(), self.layout) }
+        }
+    }
+}
+
+fn layout_for(capacity: usize) -> Layout {
+    let bytes = HEADER_BYTES + capacity * ENTRY_BYTES;
+    // The size is at most 64 + 16 MiB and the alignment a power of two: this cannot fail.
+    Layout::from_size_align(bytes, ALIGN).expect("ring layout is always valid")
+}
+
+fn alloc_zeroed_words(layout: Layout) -> NonNull<AtomicI64> {
+    // SAFETY: `layout` has a non-zero size.
+    let raw = unsafe { alloc::alloc_zeroed(layout) };
+    let Some(ptr) = NonNull::new(raw.cast::<AtomicI64>()) else {
+        alloc::handle_alloc_error(layout)
+    };
+    ptr
 }
 
 // SAFETY: the ring memory is only ever accessed through `AtomicI64` (from Rust) or by aligned
@@ -141,7 +217,7 @@ unsafe impl Sync for Ring {}
 impl std::fmt::Debug for Ring {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ring")
-            .field("thread_id", &self.thread_id)
+            .field("thread_id", &self.thread_id())
             .field("handle", &self.handle)
             .field("capacity", &self.capacity)
             .finish_non_exhaustive()
@@ -160,24 +236,62 @@ impl Ring {
     /// `MIN_CAPACITY..=MAX_CAPACITY`.
     pub fn new(capacity: usize, thread_id: u64, handle: u64) -> Ring {
         let capacity = effective_capacity(capacity);
-        let bytes = HEADER_BYTES + capacity * ENTRY_BYTES;
-        // The size is at most 64 + 16 MiB and the alignment a power of two: this cannot fail.
-        let layout = Layout::from_size_align(bytes, ALIGN).expect("ring layout is always valid");
-        // SAFETY: `layout` has a non-zero size.
-        let raw = unsafe { alloc::alloc_zeroed(layout) };
-        let Some(ptr) = NonNull::new(raw.cast::<AtomicI64>()) else {
-            alloc::handle_alloc_error(layout)
-        };
-        let ring = Ring {
-            words: ptr,
+        let layout = layout_for(capacity);
+        Ring::with_memory(
+            alloc_zeroed_words(layout),
             layout,
             capacity,
             thread_id,
+            handle,
+            None,
+        )
+    }
+
+    /// A spare: a ring not yet bound to a thread (thread id 0, `claim` 0), in memory taken from
+    /// `blocks` (or newly allocated), whose memory goes back to `blocks` when it is dropped. A
+    /// Java thread takes it without a JNI call and claims it by writing its id into the header
+    /// (`RingPool.take`); the agent then [`Ring::bind`]s it (see `RingRegistry::adopt_claims`).
+    pub fn spare(blocks: &Arc<Blocks>, handle: u64) -> Ring {
+        let reused = blocks.free.lock().pop();
+        let words = match reused {
+            Some(b) => b.0,
+            None => alloc_zeroed_words(blocks.layout),
+        };
+        let ring = Ring::with_memory(
+            words,
+            blocks.layout,
+            blocks.capacity,
+            0,
+            handle,
+            Some(Arc::clone(blocks)),
+        );
+        // A reused block still holds its last owner's header: every word is reset. Its entries
+        // are not: nothing reads an entry at or beyond `head`, which starts at 0 again.
+        for w in [HEAD, TAIL, CLAIM, GROW, RETIRED] {
+            ring.word(w).store(0, Ordering::Relaxed);
+        }
+        ring
+    }
+
+    fn with_memory(
+        words: NonNull<AtomicI64>,
+        layout: Layout,
+        capacity: usize,
+        thread_id: u64,
+        handle: u64,
+        blocks: Option<Arc<Blocks>>,
+    ) -> Ring {
+        let ring = Ring {
+            words,
+            layout,
+            capacity,
+            thread_id: AtomicU64::new(thread_id),
             handle,
             consumer: Mutex::new(Consumer {
                 tail: 0,
                 poisoned: false,
             }),
+            blocks,
         };
         // Both casts are bit-for-bit: the header stores the u64 values in i64 fields.
         ring.word(CAPACITY)
@@ -186,6 +300,32 @@ impl Ring {
             .store(thread_id as i64, Ordering::Relaxed);
         ring.word(HANDLE).store(handle as i64, Ordering::Relaxed);
         ring
+    }
+
+    /// The Java thread that claimed this spare (`claim` word), `None` while nobody has. Acquire:
+    /// what the claimer wrote before its claim is visible after a `Some`.
+    pub fn claimed_by(&self) -> Option<u64> {
+        let c = self.word(CLAIM).load(Ordering::Acquire);
+        (c > 0).then(|| (c - 1) as u64)
+    }
+
+    /// The producer side of a claim (tests and benchmarks; Java's `RingPool.take` is the real
+    /// claimer).
+    pub fn claim(&self, thread_id: u64) {
+        self.word(CLAIM)
+            .store(thread_id as i64 + 1, Ordering::Release);
+    }
+
+    /// Makes a claimed spare `thread_id`'s ring (before the worker sees it).
+    pub fn bind(&self, thread_id: u64) {
+        self.thread_id.store(thread_id, Ordering::Relaxed);
+        self.word(THREAD_ID)
+            .store(thread_id as i64, Ordering::Relaxed);
+    }
+
+    /// Whether this ring is a spare's (its memory is reused after it is dropped).
+    pub fn is_spare(&self) -> bool {
+        self.blocks.is_some()
     }
 
     fn word(&self, index: usize) -> &AtomicI64 {
@@ -215,7 +355,7 @@ impl Ring {
 
     /// Java thread id of the owner.
     pub fn thread_id(&self) -> u64 {
-        self.thread_id
+        self.thread_id.load(Ordering::Relaxed)
     }
 
     /// Registry handle, passed back by `Natives.release`.
@@ -350,9 +490,19 @@ impl Ring {
 
 impl Drop for Ring {
     fn drop(&mut self) {
-        // SAFETY: `words` was returned by `alloc_zeroed(self.layout)` in `new` and is freed
-        // exactly once, here. Whoever handed the memory to Java must keep the `Ring` alive for
-        // as long as Java may touch it.
+        if let Some(blocks) = &self.blocks {
+            let mut free = blocks.free.lock();
+            if free.len() < blocks.keep {
+                // The memory outlives the ring in the pool, for the next spare: the same rule
+                // as freeing it (nobody writes a dropped ring) makes reusing it safe.
+                free.push(Block(self.words));
+                return;
+            }
+        }
+        // SAFETY: `words` was returned by `alloc_zeroed(self.layout)` (in `new`, or for a spare
+        // in `spare`, whose blocks all share `self.layout`) and is freed exactly once, here (a
+        // block kept by `Blocks` above is not). Whoever handed the memory to Java must keep the
+        // `Ring` alive for as long as Java may touch it.
         unsafe { alloc::dealloc(self.as_ptr(), self.layout) }
     }
 }

@@ -58,6 +58,13 @@ fn the_example_line() {
          (no_thread=30 history_expired=4) dropped=0; sinks jsonl:/tmp/x records=1234 \
          errors=0; contexts=57 threads=12 lost_entries=0"
     );
+    c.spare_rings = 10;
+    assert!(
+        c.line()
+            .ends_with("contexts=57 threads=12 spare_rings=10 lost_entries=0"),
+        "{}",
+        c.line()
+    );
 }
 
 #[test]

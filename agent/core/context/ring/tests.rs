@@ -269,3 +269,45 @@ fn concurrent_paced_producer_small_ring() {
 fn concurrent_producer_large_ring() {
     stress(4096, 300_000, 20);
 }
+
+#[test]
+fn a_spare_reuses_the_memory_of_a_dropped_one_with_a_fresh_header() {
+    let blocks = Blocks::new(16, 2);
+    let first = Arc::new(Ring::spare(&blocks, 1));
+    assert!(first.is_spare());
+    assert_eq!((first.thread_id(), first.claimed_by()), (0, None));
+    let memory = first.as_ptr();
+    first.claim(42);
+    first.bind(42);
+    let mut p = Producer::new(Arc::clone(&first));
+    for i in 0..20 {
+        p.push(i, 7); // laps the ring
+    }
+    first.retire();
+    first.request_growth(64);
+    drop(p);
+    drop(first);
+    assert_eq!(blocks.free(), 1, "the memory went back to the pool");
+    let second = Ring::spare(&blocks, 2);
+    assert_eq!(second.as_ptr(), memory, "and the next spare took it");
+    assert_eq!(blocks.free(), 0);
+    assert_eq!(second.handle(), 2);
+    assert_eq!((second.thread_id(), second.claimed_by()), (0, None));
+    assert_eq!((second.retired(), second.growth_requested()), (0, 0));
+    assert_eq!(second.capacity(), 16);
+    let (out, outcome) = drain(&second);
+    assert!(out.is_empty(), "nothing of the last owner is read");
+    assert_eq!(outcome, DrainOutcome::default());
+}
+
+#[test]
+fn blocks_beyond_the_kept_number_are_freed() {
+    let blocks = Blocks::new(16, 1);
+    let a = Ring::spare(&blocks, 1);
+    let b = Ring::spare(&blocks, 2);
+    drop(a);
+    drop(b);
+    assert_eq!(blocks.free(), 1);
+    let plain = Ring::new(16, 1, 3);
+    assert!(!plain.is_spare());
+}

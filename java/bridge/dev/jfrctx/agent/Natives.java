@@ -32,6 +32,17 @@ public final class Natives {
     public static native ByteBuffer register(long javaThreadId, int capacity);
 
     /**
+     * Makes up to {@code n} spare rings of the configured default capacity, for threads to take
+     * without a JNI call ({@link RingPool}). Empty when the agent is not running or enough are
+     * already waiting.
+     *
+     * @param n how many
+     * @return the addresses of their memory (header set: capacity, handle; thread id and claim
+     *     0), written through {@link RingWriter}
+     */
+    public static native long[] spares(int n);
+
+    /**
      * Moves the calling thread, the sole holder of the ring {@code handle}, to a new ring of
      * {@code capacity} entries under the same handle (the agent asked for it in the ring's
      * header). Returns null when refused; the old ring must not be written after a non-null

@@ -105,6 +105,23 @@ public final class RingWriter {
         PUT_LONG.invokeExact(ring + RETIRED, n + 1);
     }
 
+    /** Byte offset of the header word a thread claims a spare ring with. */
+    private static final long CLAIM = 16;
+
+    /**
+     * Claims the spare ring at {@code ring} for the calling thread: {@code claim = id + 1}
+     * (release). Only the thread that took the ring from {@code RingPool} may call it, once,
+     * before its first transition.
+     *
+     * @param ring the ring's address
+     * @param javaThreadId the calling thread's id
+     * @throws Throwable never: declared by the method handles' {@code invokeExact}
+     */
+    public static void claim(long ring, long javaThreadId) throws Throwable {
+        STORE_FENCE.invokeExact();
+        PUT_LONG.invokeExact(ring + CLAIM, javaThreadId + 1);
+    }
+
     /**
      * The address of a direct buffer's memory.
      *

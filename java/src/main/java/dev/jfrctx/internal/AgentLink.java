@@ -22,6 +22,17 @@ public final class AgentLink {
     private static final String NATIVES = "dev.jfrctx.agent.Natives";
     private static final String RING_WRITER = "dev.jfrctx.agent.RingWriter";
     private static final String DEFINITIONS = "dev.jfrctx.agent.Definitions";
+    private static final String RING_POOL = "dev.jfrctx.agent.RingPool";
+
+    /**
+     * {@code RingPool.take(long) → long} (a ring's address), {@code RingPool.joined(long)} and
+     * {@code RingPool.left(long)}: a thread's first ring taken from the agent's spares without a
+     * JNI call; all null with an agent that has none or without the ring writer, which spares are
+     * written through (every ring is then registered through {@code Natives.register}).
+     */
+    private static final MethodHandle TAKE_SPARE;
+    private static final MethodHandle JOINED;
+    private static final MethodHandle LEFT;
 
     /**
      * {@code Definitions.define(String[]) → long} and {@code Definitions.release(long)}: maps
@@ -160,6 +171,23 @@ public final class AgentLink {
             }
         }
         GROW = grow;
+        MethodHandle take = null;
+        MethodHandle joined = null;
+        MethodHandle left = null;
+        if (live && RING_TRANSITION != null) {
+            try {
+                Class<?> pool = Class.forName(RING_POOL, true, null);
+                MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+                take = lookup.findStatic(pool, "take", MethodType.methodType(long.class, long.class));
+                joined = lookup.findStatic(pool, "joined", MethodType.methodType(void.class, long.class));
+                left = lookup.findStatic(pool, "left", MethodType.methodType(void.class, long.class));
+            } catch (Throwable absent) {
+                take = joined = left = null; // an agent without spares: register through JNI
+            }
+        }
+        TAKE_SPARE = take;
+        JOINED = joined;
+        LEFT = left;
         MethodHandle filter = null;
         MethodHandle listening = null;
         MethodHandle poll = null;
@@ -277,6 +305,60 @@ public final class AgentLink {
         } catch (Throwable t) {
             fail("Natives.register", t);
             return null;
+        }
+    }
+
+    /**
+     * Takes a spare ring for the calling thread ({@code RingPool.take}, no JNI call in the usual
+     * case).
+     *
+     * @param javaThreadId the calling thread's Java thread id
+     * @return the ring's address, or 0: the thread already holds a ring, none was to be had, or
+     *     the agent has no spares (then {@link #register})
+     */
+    static long takeSpare(long javaThreadId) {
+        if (!live || TAKE_SPARE == null) {
+            return 0;
+        }
+        try {
+            return (long) TAKE_SPARE.invokeExact(javaThreadId);
+        } catch (Throwable t) {
+            fail("RingPool.take", t);
+            return 0;
+        }
+    }
+
+    /**
+     * Tells the spares' per-thread mark that this copy holds ring {@code handle}, registered
+     * through {@link #register} ({@code RingPool.joined}): the thread takes no spare while it
+     * holds a ring.
+     *
+     * @param handle the ring's handle
+     */
+    static void joined(long handle) {
+        if (JOINED == null) {
+            return;
+        }
+        try {
+            JOINED.invokeExact(handle);
+        } catch (Throwable t) {
+            fail("RingPool.joined", t);
+        }
+    }
+
+    /**
+     * This copy handed ring {@code handle} back on the calling thread ({@code RingPool.left}).
+     *
+     * @param handle the ring's handle
+     */
+    static void left(long handle) {
+        if (LEFT == null) {
+            return;
+        }
+        try {
+            LEFT.invokeExact(handle);
+        } catch (Throwable t) {
+            fail("RingPool.left", t);
         }
     }
 

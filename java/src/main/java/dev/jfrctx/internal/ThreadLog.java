@@ -27,7 +27,8 @@ public final class ThreadLog {
     /** Byte offsets of the header fields. */
     static final int HEAD = 0;
     static final int TAIL = 8;
-    static final int CURRENT = 16;
+    /** Header word 2: a spare's claim (the claimer's thread id + 1), see {@code RingPool}. */
+    static final int CLAIM = 16;
     static final int CAPACITY = 24;
     static final int THREAD_ID = 32;
     static final int HANDLE = 40;
@@ -86,6 +87,43 @@ public final class ThreadLog {
         adopt(r);
     }
 
+    /**
+     * Wraps a spare ring the agent made (header initialised), written through the agent's ring
+     * writer only: no buffer view.
+     *
+     * @param address the ring's address (from {@code RingPool.take})
+     * @throws IllegalArgumentException when the header's capacity is not a positive power of two
+     *     or there is no ring writer
+     */
+    ThreadLog(long address) {
+        if (address == 0 || AgentLink.RING_TRANSITION == null || AgentLink.RING_GET == null) {
+            throw new IllegalArgumentException("jfrctx: a spare ring needs the agent's ring writer");
+        }
+        this.address = address;
+        long capacity = get(address + CAPACITY);
+        if (capacity <= 0 || capacity > Integer.MAX_VALUE || (capacity & (capacity - 1)) != 0) {
+            throw new IllegalArgumentException("jfrctx: bad spare ring capacity " + capacity);
+        }
+        this.mask = (int) (capacity - 1);
+        this.handle = get(address + HANDLE);
+        this.n = -1;
+    }
+
+    /** A header or entry word through the ring writer (which must exist). */
+    private static long get(long wordAddress) {
+        try {
+            return (long) AgentLink.RING_GET.invokeExact(wordAddress);
+        } catch (Throwable t) { // cannot happen: it only reads memory
+            throw new IllegalStateException("jfrctx: ring writer failed", t);
+        }
+    }
+
+    /** The word at byte offset {@code offset} of the ring, through whichever path writes it. */
+    private long word(int offset) {
+        long a = address;
+        return a != 0 && AgentLink.RING_GET != null ? get(a + offset) : words.get(offset / 8);
+    }
+
     /** Validates a ring buffer; returns a duplicate with absolute indices. */
     private static ByteBuffer check(ByteBuffer ring) {
         if (!ring.isDirect() || ring.isReadOnly()) {
@@ -138,7 +176,9 @@ public final class ThreadLog {
     }
 
     /**
-     * Registers a ring for the calling thread with the agent.
+     * Opens a ring for the calling thread: a spare from the agent (no JNI call), else one
+     * registered through {@code Natives.register} (the thread already holds a ring through
+     * another copy of the facade, or no spare was to be had).
      *
      * @param owned the thread's private contexts, released with the ring if the thread ends with
      *     scopes open
@@ -147,16 +187,23 @@ public final class ThreadLog {
     static ThreadLog openForCurrentThread(OwnedContexts owned) {
         @SuppressWarnings("deprecation") // Thread.threadId() is JDK 19+; same value
         long tid = Thread.currentThread().getId();
-        ByteBuffer ring = AgentLink.register(tid, 0);
-        if (ring == null) {
-            return null;
+        long spare = AgentLink.takeSpare(tid);
+        ByteBuffer ring = null;
+        if (spare == 0) {
+            ring = AgentLink.register(tid, 0);
+            if (ring == null) {
+                return null;
+            }
         }
         ThreadLog log;
         try {
-            log = new ThreadLog(ring);
+            log = spare != 0 ? new ThreadLog(spare) : new ThreadLog(ring);
         } catch (RuntimeException e) {
-            AgentLink.fail("Natives.register (unusable ring)", e);
+            AgentLink.fail(spare != 0 ? "RingPool.take (unusable ring)" : "Natives.register (unusable ring)", e);
             return null;
+        }
+        if (spare == 0) {
+            AgentLink.joined(log.handle);
         }
         log.release = Reclamation.releaseRingWhenUnreachable(log, log.handle, owned);
         return log;
@@ -215,7 +262,7 @@ public final class ThreadLog {
      * shares the ring): stays.
      */
     private void lapped(long id) {
-        long want = words.get(GROW_WORD);
+        long want = word(GROW);
         if (want <= mask + 1L || want > Integer.MAX_VALUE) {
             return;
         }
@@ -267,7 +314,7 @@ public final class ThreadLog {
      * which another copy wrote.
      */
     private long writtenByAnother(long n) {
-        return n == 0 ? 0 : words.get(ENTRIES_WORD + 2 * ((int) (n - 1) & mask) + 1);
+        return n == 0 ? 0 : word(ENTRIES + ENTRY_SIZE * ((int) (n - 1) & mask) + 8);
     }
 
     /**
@@ -292,6 +339,7 @@ public final class ThreadLog {
         }
         release = null;
         r.cancel();
+        AgentLink.left(handle);
         return true;
     }
 
@@ -301,7 +349,7 @@ public final class ThreadLog {
      * @return the count
      */
     public long transitions() {
-        return words.get(HEAD_WORD) >>> 1;
+        return word(HEAD) >>> 1;
     }
 
     /**

@@ -93,6 +93,38 @@ public final class Natives {
         return ring;
     }
 
+    /** Every spare ring handed out by {@link #spares}, in call order (kept alive here). */
+    public static final List<ByteBuffer> SPARES = Collections.synchronizedList(new ArrayList<>());
+    /** The {@code n} of every {@link #spares} call. */
+    public static final List<Integer> SPARE_CALLS = Collections.synchronizedList(new ArrayList<>());
+
+    /**
+     * {@code n} spare rings of {@link #CAPACITY} entries (handles 5000, 5001, ... in order),
+     * claim and thread id 0, as the agent makes them.
+     *
+     * @param n how many
+     * @return their addresses
+     */
+    public static long[] spares(int n) {
+        long[] out = new long[n];
+        synchronized (SPARES) {
+            SPARE_CALLS.add(n);
+            for (int i = 0; i < n; i++) {
+                ByteBuffer ring = ByteBuffer.allocateDirect(64 + 16 * CAPACITY).order(ByteOrder.nativeOrder());
+                ring.putLong(24, CAPACITY);
+                ring.putLong(40, 5000 + SPARES.size());
+                SPARES.add(ring);
+                try { // the agent's RingWriter, next to this class on the boot class path
+                    out[i] = (long) Class.forName("dev.jfrctx.agent.RingWriter", true, null)
+                            .getMethod("address", ByteBuffer.class).invoke(null, ring);
+                } catch (ReflectiveOperationException e) {
+                    throw new IllegalStateException(e);
+                }
+            }
+        }
+        return out;
+    }
+
     /**
      * Records the call.
      *

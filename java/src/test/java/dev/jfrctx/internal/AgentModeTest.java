@@ -26,26 +26,40 @@ public class AgentModeTest {
 
     @Test
     public void liveAgentPathWithTheRingWriter() throws Exception {
-        run(true);
+        run(true, AgentModeMain.class);
     }
 
     @Test
     public void liveAgentPathThroughTheBufferView() throws Exception {
-        run(false);
+        run(false, AgentModeMain.class);
     }
 
-    private static void run(boolean ringWriter) throws Exception {
+    /** With the agent's {@code RingPool} too: first contexts take spare rings. */
+    @Test
+    public void spareRingsWithTheRingWriter() throws Exception {
+        run(true, SpareRingsMain.class);
+    }
+
+    private static void run(boolean ringWriter, Class<?> main) throws Exception {
         Path boot = Files.createTempDirectory("jfrctx-fake-agent");
         Path natives = boot.resolve("dev/jfrctx/agent/Natives.class");
         Files.createDirectories(natives.getParent());
         try (InputStream in = AgentModeTest.class.getResourceAsStream("/dev/jfrctx/agent/Natives.class")) {
             Files.copy(in, natives);
         }
-        Path writerSource = Paths.get("bridge", "dev", "jfrctx", "agent", "RingWriter.java").toAbsolutePath();
+        List<String> javacArgs = new ArrayList<>(List.of("--release", "17", "-d", boot.toString(),
+                Paths.get("bridge", "dev", "jfrctx", "agent", "RingWriter.java").toAbsolutePath().toString()));
+        List<Path> compiled = new ArrayList<>(List.of(boot.resolve("dev/jfrctx/agent/RingWriter.class")));
+        if (main == SpareRingsMain.class) {
+            // RingPool calls Natives.spares: compiled against the fake, which is on the path.
+            javacArgs.addAll(List.of("-cp", boot.toString(),
+                    Paths.get("bridge", "dev", "jfrctx", "agent", "RingPool.java").toAbsolutePath().toString()));
+            for (String c : new String[] {"RingPool", "RingPool$Batch", "RingPool$Mark"}) {
+                compiled.add(boot.resolve("dev/jfrctx/agent/" + c + ".class"));
+            }
+        }
         javax.tools.JavaCompiler javac = javax.tools.ToolProvider.getSystemJavaCompiler();
-        assertEquals("javac on " + writerSource, 0,
-                javac.run(null, null, null, "--release", "17", "-d", boot.toString(), writerSource.toString()));
-        Path writer = boot.resolve("dev/jfrctx/agent/RingWriter.class");
+        assertEquals("javac " + javacArgs, 0, javac.run(null, null, null, javacArgs.toArray(new String[0])));
         String classPath = location(AgentLink.class) + File.pathSeparator + location(AgentModeMain.class);
         List<String> command = new ArrayList<>();
         command.add(Paths.get(System.getProperty("java.home"), "bin", "java").toString());
@@ -57,7 +71,7 @@ public class AgentModeTest {
         command.add("-Xbootclasspath/a:" + boot);
         command.add("-cp");
         command.add(classPath);
-        command.add(AgentModeMain.class.getName());
+        command.add(main.getName());
         Path out = boot.resolve("stdout.txt");
         Path err = boot.resolve("stderr.txt");
         Process child = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile()).start();
@@ -68,9 +82,13 @@ public class AgentModeTest {
         assertEquals(report, 0, child.exitValue());
         assertEquals(report, "agent-mode OK", stdout.trim());
         assertEquals(report, "", stderr);
-        for (Path p : new Path[] {out, err, natives, writer, natives.getParent(), natives.getParent().getParent(),
-                natives.getParent().getParent().getParent(), boot}) {
-            Files.delete(p);
+        for (Path p : compiled) {
+            assertTrue("compiled " + p, Files.exists(p));
+        }
+        try (java.util.stream.Stream<Path> all = Files.walk(boot)) {
+            for (Path p : (Iterable<Path>) all.sorted(java.util.Comparator.reverseOrder())::iterator) {
+                Files.delete(p);
+            }
         }
     }
 

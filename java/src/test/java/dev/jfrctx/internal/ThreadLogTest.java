@@ -38,7 +38,7 @@ public class ThreadLogTest {
         assertEquals(ThreadLog.SAME, log.transition(9));
         long after = System.nanoTime();
         assertEquals(6, ring.getLong(ThreadLog.HEAD));
-        assertEquals("current is not written by the producer", 0, ring.getLong(ThreadLog.CURRENT));
+        assertEquals("the claim word is not written by transitions", 0, ring.getLong(ThreadLog.CLAIM));
         assertEquals(0, ring.getLong(ThreadLog.TAIL));
         assertEquals(3, log.transitions());
         assertEquals(5, context(ring, 0));
