@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""CPU per fresh virtual thread, by thread group: FreshThreads.java at a steady rate, read from
+/proc/PID/task/*/stat once it is done (10 ms ticks: run long enough for the figure you want).
+
+  bench/fresh/run.py [--jdk DIR] [--agent SO] [--jar JAR] [--rate N] [--seconds S] [--rounds R]
+
+Runs, per round: `nothing` and `context` with the agent (sink=jsonl:/dev/null), `context`
+without it. The agent's cost of a fresh thread's first context is `context` minus `nothing`
+on the request threads (ForkJoinPool carriers) plus the agent's own threads. Defaults: JDK
+$JFRCTX_JDK25, target/release/libjfrctx.so, target/jfrctx.jar, 20 000 threads/s, 10 s, 2 rounds.
+"""
+import argparse, collections, os, re, subprocess, sys, tempfile, time
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.dirname(os.path.dirname(here))
+
+def cpu_by_group(pid):
+    tick = os.sysconf("SC_CLK_TCK")
+    groups = collections.Counter()
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            st = open(f"/proc/{pid}/task/{t}/stat").read()
+        except OSError:
+            continue
+        name = re.sub(r"[-#]?\d+$", "", st[st.index("(") + 1:st.rindex(")")])
+        f = st[st.rindex(")") + 2:].split()
+        groups[name] += (int(f[11]) + int(f[12])) * 1e9 / tick
+    return groups
+
+def run(java, classes, jar, agent, mode, rate, seconds):
+    cmd = [java, "-Dhold=3000", "-cp", f"{jar}:{classes}"]
+    if agent:
+        cmd.append(f"-agentpath:{agent}=sink=jsonl:/dev/null")
+    cmd += ["FreshThreads", str(seconds), mode, str(rate)]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline()
+    if not line.startswith("threads "):
+        sys.exit(f"run.py: unexpected output {line!r}: {p.stderr.read()}")
+    n = int(line.split()[1])
+    time.sleep(1.0)
+    groups = cpu_by_group(p.pid)
+    p.wait()
+    return n, groups
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--jdk", default=os.environ.get("JFRCTX_JDK25"))
+    ap.add_argument("--javac-jdk", default=os.environ.get("JFRCTX_JDK17"))
+    ap.add_argument("--agent", default=os.path.join(root, "target/release/libjfrctx.so"))
+    ap.add_argument("--jar", default=os.path.join(root, "target/jfrctx.jar"))
+    ap.add_argument("--rate", type=int, default=20000)
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=2)
+    a = ap.parse_args()
+    if not a.jdk or not a.javac_jdk:
+        sys.exit("run.py: set JFRCTX_JDK25 and JFRCTX_JDK17 (source scripts/jdks.sh) or pass --jdk/--javac-jdk")
+    classes = tempfile.mkdtemp(prefix="jfrctx-fresh-")
+    subprocess.run([os.path.join(a.javac_jdk, "bin/javac"), "--release", "17", "-cp", a.jar, "-d", classes,
+                    os.path.join(here, "FreshThreads.java")], check=True)
+    java = os.path.join(a.jdk, "bin/java")
+    print(f"{a.rate} fresh virtual threads/s for {a.seconds} s; CPU ns per thread by thread group")
+    for r in range(a.rounds):
+        for label, agent, mode in (("agent, nothing", a.agent, "nothing"), ("agent, context", a.agent, "context"),
+                                   ("no agent, context", None, "context")):
+            n, g = run(java, classes, a.jar, agent, mode, a.rate, a.seconds)
+            shown = ", ".join(f"{k} {v / n:.0f}" for k, v in g.most_common()
+                              if k.startswith(("ForkJoinPool", "jfrctx")) and v > 0)
+            print(f"round {r + 1} {label:18s} threads {n}: {shown}")
+
+if __name__ == "__main__":
+    main()
