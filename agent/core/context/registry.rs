@@ -78,15 +78,20 @@ impl RingRegistry {
             return Registration::Shared(Arc::clone(&e.ring));
         }
         let ring = make();
+        self.insert(thread_id, &ring);
+        Registration::New(ring)
+    }
+
+    /// `ring` is `thread_id`'s, with one holder.
+    fn insert(&mut self, thread_id: u64, ring: &Arc<Ring>) {
         self.by_handle.insert(ring.handle(), thread_id);
         self.by_thread.insert(
             thread_id,
             Entry {
-                ring: Arc::clone(&ring),
+                ring: Arc::clone(ring),
                 holders: 1,
             },
         );
-        Registration::New(ring)
     }
 
     /// One holder of ring `handle` is gone. Returns `true` when it was the last one: the ring
@@ -175,14 +180,7 @@ impl RingRegistry {
                 self.by_handle.remove(&old.ring.handle());
                 self.conflicting_claims += 1;
             }
-            self.by_handle.insert(ring.handle(), tid);
-            self.by_thread.insert(
-                tid,
-                Entry {
-                    ring: Arc::clone(&ring),
-                    holders: 1,
-                },
-            );
+            self.insert(tid, &ring);
             self.claimed += 1;
             self.adopted.push(ring);
         }
