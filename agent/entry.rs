@@ -342,7 +342,8 @@ extern "system" fn native_grow<'l>(
         .resolve::<ThrowRuntimeExAndDefault>()
 }
 
-/// `Natives.spares(int n)`: a `long[]` of the addresses of new spare rings (empty when none).
+/// `Natives.spares(int n)`: a `long[]` of the addresses of new spare rings (empty when none),
+/// null without `spares=on`.
 extern "system" fn native_spares<'l>(
     mut unowned: EnvUnowned<'l>,
     _class: JClass<'l>,
@@ -352,10 +353,10 @@ extern "system" fn native_spares<'l>(
         .with_env(|env| -> Result<JLongArray<'l>, JniError> {
             // A spare's memory stays allocated until the agent has seen its claimer's release and
             // drained it (as for `register`); Java writes it only after claiming it.
-            let addresses: Vec<jlong> = natives::spares(n)
-                .into_iter()
-                .map(|(ptr, _)| ptr as jlong)
-                .collect();
+            let Some(rings) = natives::spares(n) else {
+                return Ok(JLongArray::null());
+            };
+            let addresses: Vec<jlong> = rings.into_iter().map(|(ptr, _)| ptr as jlong).collect();
             let array = env.new_long_array(addresses.len())?;
             array.set_region(env, 0, &addresses)?;
             Ok(array)

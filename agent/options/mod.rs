@@ -46,6 +46,10 @@ pub struct Config {
     pub log_level: Level,
     /// Entries per thread ring: a power of two in `16..=1<<20` (default 1024).
     pub ring_capacity: usize,
+    /// `spares=on`: a thread's first context takes a spare ring made in advance (no JNI call);
+    /// off by default (bench/README §7, "Spare rings": on JDK 25 it widens JFR's sampling gap at
+    /// a context's opening).
+    pub spares: bool,
     /// How long transition history is kept, in nanoseconds (default 5 s, at least 3 s).
     pub retention_ns: i64,
     /// Whether `retention=` was given (else live mode may shorten it, see `LIVE_RETENTION_NS`).
@@ -80,6 +84,7 @@ impl Default for Config {
             period_ns: 20 * MS,
             log_level: Level::Warn,
             ring_capacity: 1024,
+            spares: false,
             retention_ns: 5 * S,
             retention_set: false,
             drain_interval_ns: 10 * MS,

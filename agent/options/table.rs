@@ -74,7 +74,7 @@ fn in_range<T>(key: &'static str, value: &str, v: T, ok: bool) -> Result<T, Conf
 
 /// The table, in the order error messages list the keys. `config` is here for that list; the
 /// composer (`parse_with`) handles it before the table is consulted.
-pub static OPTIONS: [Opt; 26] = [
+pub static OPTIONS: [Opt; 27] = [
     Opt {
         key: "sink",
         repeat: true,
@@ -126,6 +126,20 @@ pub static OPTIONS: [Opt; 26] = [
                 (RING_MIN..=RING_MAX).contains(&n) && n.is_power_of_two(),
             )?;
             set(move |c| c.ring_capacity = n)
+        },
+    },
+    Opt {
+        key: "spares",
+        repeat: false,
+        default: Some("off"),
+        allowed: "on or off",
+        parse: |k, v| {
+            let on = match v {
+                "on" => true,
+                "off" => false,
+                _ => return Err(bad(k, v)("expected on or off".to_string())),
+            };
+            set(move |c| c.spares = on)
         },
     },
     Opt {

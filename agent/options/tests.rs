@@ -155,7 +155,7 @@ fn bad_durations() {
 fn unknown_option_lists_known_ones() {
     assert_eq!(
         err("perod=10ms"),
-        "unknown option 'perod' (known: sink, period, log, config, ring, retention, drain, \
+        "unknown option 'perod' (known: sink, period, log, config, ring, spares, retention, drain, \
          stack_depth, interval, cardinality, collapsed_keys, svg_key, events, throttle, latency, \
          filter, push, push_app, push_labels, push_keys, push_budget, push_tenant, push_auth, \
          push_ca, cpu_sampler, jfr_max_size)"
@@ -278,7 +278,7 @@ fn config_file_errors() {
     assert_eq!(
         with_files("config=/x", &[("/x", "colour=red\n")]).unwrap_err(),
         "config file /x line 1: unknown option 'colour' (known: sink, period, log, config, \
-         ring, retention, drain, stack_depth, interval, cardinality, collapsed_keys, svg_key, \
+         ring, spares, retention, drain, stack_depth, interval, cardinality, collapsed_keys, svg_key, \
          events, throttle, latency, filter, push, push_app, push_labels, push_keys, push_budget, \
          push_tenant, push_auth, push_ca, cpu_sampler, jfr_max_size)"
     );

@@ -84,13 +84,17 @@ pub fn register(thread_id: i64, capacity: i32) -> Option<(*mut u8, usize)> {
 
 /// `Natives.spares`: up to `n` (at most [`SPARES_PER_CALL`]) new spare rings of the default
 /// capacity, for threads to take without a JNI call; none when not running or when
-/// [`MAX_SPARES`] are already waiting to be claimed.
-pub fn spares(n: i32) -> Vec<(*mut u8, usize)> {
-    let Some(a) = agent() else { return Vec::new() };
-    if a.state.load(Ordering::Acquire) != RUNNING || n <= 0 {
-        return Vec::new();
+/// [`MAX_SPARES`] are already waiting to be claimed; `None` without `spares=on` (the facade then
+/// stops asking).
+pub fn spares(n: i32) -> Option<Vec<(*mut u8, usize)>> {
+    let a = agent()?;
+    if !a.config.spares {
+        return None;
     }
-    a.with_rings(|rings, _| {
+    if a.state.load(Ordering::Acquire) != RUNNING || n <= 0 {
+        return Some(Vec::new());
+    }
+    Some(a.with_rings(|rings, _| {
         let n = (n as usize)
             .min(SPARES_PER_CALL)
             .min(MAX_SPARES.saturating_sub(rings.spares()));
@@ -103,7 +107,7 @@ pub fn spares(n: i32) -> Vec<(*mut u8, usize)> {
         }
         a.spares_made.fetch_add(n as u64, Ordering::Relaxed);
         out
-    })
+    }))
 }
 
 /// `Natives.grow`: the sole holder of ring `handle` moves to a ring of `capacity` entries (the

@@ -4,7 +4,7 @@
 
   bench/fresh/run.py [--jdk DIR] [--agent SO] [--jar JAR] [--rate N] [--seconds S] [--rounds R]
 
-Runs, per round: `nothing` and `context` with the agent (sink=jsonl:/dev/null), `context`
+Runs, per round: `nothing` and `context` with the agent (sink=jsonl:/dev/null,spares=on), `context`
 without it. The agent's cost of a fresh thread's first context is `context` minus `nothing`
 on the request threads (ForkJoinPool carriers) plus the agent's own threads. Defaults: JDK
 $JFRCTX_JDK25, target/release/libjfrctx.so, target/jfrctx.jar, 20 000 threads/s, 10 s, 2 rounds.
@@ -30,7 +30,7 @@ def cpu_by_group(pid):
 def run(java, classes, jar, agent, mode, rate, seconds):
     cmd = [java, "-Dhold=3000", "-cp", f"{jar}:{classes}"]
     if agent:
-        cmd.append(f"-agentpath:{agent}=sink=jsonl:/dev/null")
+        cmd.append(f"-agentpath:{agent}=sink=jsonl:/dev/null,spares=on")
     cmd += ["FreshThreads", str(seconds), mode, str(rate)]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = p.stdout.readline()

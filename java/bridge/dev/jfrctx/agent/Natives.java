@@ -38,7 +38,8 @@ public final class Natives {
      *
      * @param n how many
      * @return the addresses of their memory (header set: capacity, handle; thread id and claim
-     *     0), written through {@link RingWriter}
+     *     0), written through {@link RingWriter}; null when the agent makes none ({@code spares}
+     *     is off)
      */
     public static native long[] spares(int n);
 

@@ -21,6 +21,9 @@ import java.util.concurrent.locks.LockSupport;
  * cannot lower the count: the mark then outlives the ring, and later copies on that thread only
  * pay a JNI registration, which gives them a new ring.
  *
+ * <p>Only with the agent option {@code spares=on}: otherwise {@code Natives.spares} answers null
+ * once and every take returns 0 from then on (threads register through JNI).
+ *
  * <p>Spares wait in batches of {@link #TARGET}; a take is one atomic increment on its batch.
  * Refilled off the application's threads: the take that leaves {@link #LOW} in the last batch
  * wakes the pool's daemon thread ({@code jfrctx-rings}, started by the stream bridge once a spare
@@ -78,7 +81,7 @@ public final class RingPool {
      * @throws Throwable never: declared by the ring writer's method handles
      */
     public static long take(long javaThreadId) throws Throwable {
-        if (MARK.get() != null) {
+        if (disabled || MARK.get() != null) {
             return 0;
         }
         long ring = poll();
@@ -189,6 +192,9 @@ public final class RingPool {
         }
     }
 
+    /** The agent makes no spares (its option {@code spares} is off): every take returns 0. */
+    private static volatile boolean disabled;
+
     /** Asks the agent for a batch of spares; false when it gave none. */
     private static boolean refill() {
         long[] rings;
@@ -197,7 +203,11 @@ public final class RingPool {
         } catch (Throwable t) { // the agent refused (e.g. an error it reported): no spares
             return false;
         }
-        if (rings == null || rings.length == 0) {
+        if (rings == null) {
+            disabled = true;
+            return false;
+        }
+        if (rings.length == 0) {
             return false;
         }
         QUEUED.incrementAndGet();
