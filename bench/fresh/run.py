@@ -13,18 +13,16 @@ import argparse, collections, os, re, subprocess, sys, tempfile, time
 
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(os.path.dirname(here))
+sys.path.insert(0, os.path.join(root, "bench", "server"))
+import run as server  # noqa: E402  (bench/server/run.py: its /proc reader)
 
 def cpu_by_group(pid):
-    tick = os.sysconf("SC_CLK_TCK")
+    """CPU ns per thread name (numbers stripped), from /proc as the server benchmark reads it."""
     groups = collections.Counter()
     for t in os.listdir(f"/proc/{pid}/task"):
-        try:
-            st = open(f"/proc/{pid}/task/{t}/stat").read()
-        except OSError:
-            continue
-        name = re.sub(r"[-#]?\d+$", "", st[st.index("(") + 1:st.rindex(")")])
-        f = st[st.rindex(")") + 2:].split()
-        groups[name] += (int(f[11]) + int(f[12])) * 1e9 / tick
+        st = server.stat_ticks(f"/proc/{pid}/task/{t}/stat")
+        if st:
+            groups[re.sub(r"[-#]?\d+$", "", st[0])] += st[1] * 1e9 / server.TICK
     return groups
 
 def run(java, classes, jar, agent, mode, rate, seconds):

@@ -126,6 +126,9 @@ public final class RingPool {
      * @param handle the ring's handle
      */
     public static void joined(long handle) {
+        if (disabled) {
+            return; // no spares: nothing to keep a thread from taking one
+        }
         Mark m = MARK.get();
         if (m != null && m.handle == handle) {
             m.holders++;
@@ -142,6 +145,9 @@ public final class RingPool {
      * @param handle the ring's handle
      */
     public static void left(long handle) {
+        if (disabled) {
+            return;
+        }
         Mark m = MARK.get();
         if (m != null && m.handle == handle && --m.holders == 0) {
             MARK.remove();
