@@ -71,15 +71,10 @@ fn samples() -> Vec<ContextualSample> {
         .collect();
     let contexts: Vec<Arc<ContextMap>> = (0..1000)
         .map(|i| {
-            Arc::new(ContextMap {
-                entries: vec![
-                    (
-                        Arc::from("endpoint"),
-                        Arc::from(format!("/api/v1/e{}", i % 50)),
-                    ),
-                    (Arc::from("request"), Arc::from(format!("r-{i}"))),
-                ],
-            })
+            Arc::new(ContextMap::from_pairs(&[
+                ("endpoint", format!("/api/v1/e{}", i % 50)),
+                ("request", format!("r-{i}")),
+            ]))
         })
         .collect();
     let threads: Vec<ThreadInfo> = (0..64)

@@ -10,6 +10,11 @@
 //! on a shared machine the thread is descheduled now and then, which inflates wall time but not
 //! the work done; the target is about one core's worth of work anyway.
 //!
+//! `definitions/...`: a never-seen map's whole life in the worker, per map — its definition
+//! record decoded from a bridge batch, defined in the repository, released, and freed by
+//! `collect` after the retention — for maps shaped like the OpenTelemetry bridge's (trace and
+//! span ids, route, method) and like a per-request `{endpoint, request}`.
+//!
 //! `cargo bench --bench join` (criterion; pass `-- --measurement-time 1` etc. to shorten).
 //! Target: ≥ 5 M samples/s on one core for `decide`. `decide/binary-search/...` is the same
 //! work without the per-thread cursor (a binary search over the whole history per sample), the
@@ -446,9 +451,84 @@ fn bench_pipeline(c: &mut Criterion<ThreadCpuTime>) {
     group.finish();
 }
 
+/// Maps defined per batch in the definitions benchmark.
+const DEFINITIONS: usize = 1_000;
+/// Batches a released map is kept for before `collect` frees it: 10 000 maps held, as at
+/// 2 000 new maps a second with the agent's 5 s retention (cold memory when freed).
+const RETAINED_BATCHES: i64 = 10;
+
+/// `n` never-seen maps shaped as `kind` says, numbered from `first`.
+fn definition_batch(kind: &str, first: u64, n: usize) -> Vec<u8> {
+    let mut enc = Encoder::new();
+    for i in 0..n as u64 {
+        let id = first + i;
+        let (trace, span, request) = (
+            format!("{:032x}", id.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            format!("{:016x}", id.wrapping_mul(0xC2B2_AE3D_27D4_EB4F)),
+            id.to_string(),
+        );
+        let entries: Vec<(&str, &str)> = match kind {
+            "otel-span" => vec![
+                ("endpoint", "/app/handoff"),
+                ("http.request.method", "GET"),
+                ("span_id", &span),
+                ("trace_id", &trace),
+            ],
+            _ => vec![("endpoint", "/app/cpu"), ("request", &request)],
+        };
+        enc.define(id, &entries);
+        enc.release(id);
+    }
+    enc.take()
+}
+
+fn bench_definitions(c: &mut Criterion<ThreadCpuTime>) {
+    let mut group = c.benchmark_group("definitions");
+    group.throughput(Throughput::Elements(DEFINITIONS as u64));
+    for kind in ["otel-span", "endpoint-request"] {
+        let mut decoder = Decoder::new();
+        let mut repo = Repository::new(RETAINED_BATCHES);
+        let mut records = Vec::with_capacity(2 * DEFINITIONS);
+        let mut next = jfrctx::core::context::repo::FIRST_DEFINED_ID;
+        let mut now = 0i64;
+        group.bench_function(BenchmarkId::from_parameter(kind), |b| {
+            b.iter_batched(
+                || {
+                    let batch = definition_batch(kind, next, DEFINITIONS);
+                    next += DEFINITIONS as u64;
+                    batch
+                },
+                |batch| {
+                    // The worker's handling of these records (`runtime::worker`): define,
+                    // release at the batch's time, collect those released RETAINED_BATCHES
+                    // batches ago.
+                    records.clear();
+                    decoder.decode(&batch, &mut records).expect("decode");
+                    now += 1;
+                    for r in records.drain(..) {
+                        match r {
+                            Record::Define { id, map } => repo.define(id, map).expect("define"),
+                            Record::Release(id) => assert!(repo.release(id, now)),
+                            _ => unreachable!("only definitions and releases"),
+                        }
+                    }
+                    let freed = repo.collect(now);
+                    assert!(
+                        freed == DEFINITIONS || (now <= RETAINED_BATCHES && freed == 0),
+                        "a batch's maps freed after their retention ({freed} at {now})"
+                    );
+                    black_box(freed)
+                },
+                criterion::BatchSize::PerIteration,
+            )
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().with_measurement(ThreadCpuTime);
-    targets = bench_decide, bench_pipeline
+    targets = bench_decide, bench_pipeline, bench_definitions
 }
 criterion_main!(benches);

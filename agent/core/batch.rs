@@ -10,7 +10,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::core::clock::Bracket;
-use crate::core::model::{Frame, RawSample, ThreadInfo};
+use crate::core::model::{ContextMap, Frame, RawSample, ThreadInfo};
 
 pub const TAG_STRING: u8 = 1;
 pub const TAG_SAMPLE: u8 = 2;
@@ -30,67 +30,18 @@ pub enum Record {
     Calibration(Bracket),
     /// The stream ended; empty message for a normal end, else the bridge's error text.
     StreamEnd(String),
-    /// A context map the facade numbered itself (`Definitions.define`): `entries` as the facade
-    /// built them (sorted, unique keys); keys and values inline, not in the string table (values
-    /// such as request ids are seldom repeated).
+    /// A context map the facade numbered itself (`Definitions.define`), as the facade built it
+    /// (sorted, unique keys: the repository checks); keys and values inline, not in the string
+    /// table (values such as request ids are seldom repeated). Decoded straight into the
+    /// map's own compact form: one string and its end offsets, two allocations per map whatever
+    /// its size, where a `String` per key and per value made the worker's allocator its largest
+    /// cost with a new map per request (bench/README §10).
     Define {
         id: u64,
-        entries: DefinedEntries,
+        map: ContextMap,
     },
     /// The facade object holding a defined (or interned) id is gone: one reference dropped.
     Release(u64),
-}
-
-/// The entries of a context definition, decoded into one string (keys and values one after
-/// the other) and their end offsets: two allocations per map whatever its size, where a
-/// `String` per key and per value made the worker's allocator its largest cost with a new map
-/// per request (bench/README §10).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct DefinedEntries {
-    text: String,
-    /// End offset in `text` of each key and each value, alternating.
-    ends: Vec<u32>,
-}
-
-impl DefinedEntries {
-    /// Builds entries from pairs (tests and encoders).
-    pub fn from_pairs(pairs: &[(&str, &str)]) -> DefinedEntries {
-        let mut e = DefinedEntries::default();
-        for (k, v) in pairs {
-            e.push(k);
-            e.push(v);
-        }
-        e
-    }
-
-    fn push(&mut self, text: &str) {
-        self.text.push_str(text);
-        self.ends.push(self.text.len() as u32);
-    }
-
-    /// Number of (key, value) entries.
-    pub fn len(&self) -> usize {
-        self.ends.len() / 2
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// The (key, value) pairs, in the order the facade sent them.
-    pub fn pairs(&self) -> Vec<(&str, &str)> {
-        let mut start = 0usize;
-        let mut texts = self.ends.iter().map(|&end| {
-            let t = &self.text[start..end as usize];
-            start = end as usize;
-            t
-        });
-        let mut out = Vec::with_capacity(self.len());
-        while let (Some(k), Some(v)) = (texts.next(), texts.next()) {
-            out.push((k, v));
-        }
-        out
-    }
 }
 
 /// A malformed batch. `offset` is the byte offset within the batch: of the record for
@@ -242,14 +193,15 @@ impl Decoder {
             total += len;
         }
         r.pos = texts_at;
-        let mut entries = DefinedEntries {
-            text: String::with_capacity(total),
-            ends: Vec::with_capacity(2 * count),
-        };
+        let mut text = String::with_capacity(total);
+        let mut ends = Vec::with_capacity(2 * count);
         for _ in 0..2 * count {
-            entries.push(Self::inline_text(r, start, trunc)?);
+            text.push_str(Self::inline_text(r, start, trunc)?);
+            ends.push(text.len() as u32);
         }
-        Ok(Record::Define { id, entries })
+        // Whole UTF-8 pieces, in order: the parts always form a map.
+        let map = ContextMap::from_parts(text, ends).ok_or_else(trunc)?;
+        Ok(Record::Define { id, map })
     }
 
     /// `u32` byte length, then UTF-8.

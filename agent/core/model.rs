@@ -8,21 +8,98 @@ use std::sync::Arc;
 pub type ContextId = u64;
 pub const EMPTY_CONTEXT: ContextId = 0;
 
-/// An immutable context: entries sorted by key, keys unique.
+/// An immutable context: entries sorted by key, keys unique (the repository checks that).
+///
+/// Stored compactly: every key and value in one string, with the end offset of each. A map the
+/// facade defines arrives in exactly this form (`batch::DefinedEntries`), so defining it moves
+/// two allocations instead of making one per entry; freeing it frees two.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct ContextMap {
-    pub entries: Vec<(Arc<str>, Arc<str>)>,
+    /// Keys and values, alternating, concatenated.
+    text: Box<str>,
+    /// End offset in `text` of each key and each value, alternating; non-decreasing, each on a
+    /// character boundary.
+    ends: Box<[u32]>,
 }
 
 impl ContextMap {
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.entries
-            .binary_search_by(|(k, _)| (**k).cmp(key))
-            .ok()
-            .map(|i| &*self.entries[i].1)
+    /// The map of `pairs`, in the order given (callers sort them, or the repository refuses).
+    pub fn from_pairs<K: AsRef<str>, V: AsRef<str>>(pairs: &[(K, V)]) -> ContextMap {
+        let len = pairs
+            .iter()
+            .map(|(k, v)| k.as_ref().len() + v.as_ref().len())
+            .sum();
+        let mut text = String::with_capacity(len);
+        let mut ends = Vec::with_capacity(2 * pairs.len());
+        for (k, v) in pairs {
+            for t in [k.as_ref(), v.as_ref()] {
+                text.push_str(t);
+                ends.push(text.len() as u32);
+            }
+        }
+        ContextMap {
+            text: text.into_boxed_str(),
+            ends: ends.into_boxed_slice(),
+        }
     }
+
+    /// The map whose keys and values are `text` cut at `ends` (alternating key and value);
+    /// `None` unless the ends are pairs, in order, within `text` and on character boundaries.
+    pub fn from_parts(text: String, ends: Vec<u32>) -> Option<ContextMap> {
+        let mut start = 0usize;
+        for &end in &ends {
+            let end = end as usize;
+            if end < start || !text.is_char_boundary(end) {
+                return None;
+            }
+            start = end;
+        }
+        if ends.len() % 2 != 0 || start != text.len() {
+            return None;
+        }
+        Some(ContextMap {
+            text: text.into_boxed_str(),
+            ends: ends.into_boxed_slice(),
+        })
+    }
+
+    /// Text number `i` (keys even, values odd).
+    fn text(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
+    }
+
+    /// Entry `i`'s key.
+    fn key(&self, i: usize) -> &str {
+        self.text(2 * i)
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match self.key(mid).cmp(key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(self.text(2 * mid + 1)),
+            }
+        }
+        None
+    }
+
+    /// The `(key, value)` entries, in key order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
+        (0..self.len()).map(|i| (self.text(2 * i), self.text(2 * i + 1)))
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.ends.len() / 2
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.ends.is_empty()
     }
 }
 
@@ -153,12 +230,9 @@ pub mod test_samples {
                 is_virtual: false,
             },
             context: ctx.map(|kv| {
-                let mut entries: Vec<(Arc<str>, Arc<str>)> = kv
-                    .iter()
-                    .map(|(k, v)| (Arc::from(*k), Arc::from(*v)))
-                    .collect();
+                let mut entries = kv.to_vec();
                 entries.sort();
-                Arc::new(ContextMap { entries })
+                Arc::new(ContextMap::from_pairs(&entries))
             }),
             weight: 0,
             frames: stack
@@ -170,5 +244,35 @@ pub mod test_samples {
                 .collect(),
             truncated: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ContextMap;
+
+    #[test]
+    fn a_map_finds_its_values_and_lists_its_entries_in_order() {
+        let m = ContextMap::from_pairs(&[("a", ""), ("endpoint", "/é"), ("z", "26")]);
+        assert_eq!(m.len(), 3);
+        assert_eq!(m.get("endpoint"), Some("/é"));
+        assert_eq!(m.get("a"), Some(""));
+        assert_eq!(m.get("z"), Some("26"));
+        assert_eq!(m.get("b"), None);
+        let all: Vec<_> = m.iter().collect();
+        assert_eq!(all, [("a", ""), ("endpoint", "/é"), ("z", "26")]);
+        assert!(ContextMap::default().is_empty());
+        assert_eq!(ContextMap::default().get("a"), None);
+    }
+
+    #[test]
+    fn parts_must_cut_the_text_into_pairs_at_character_boundaries() {
+        let m = ContextMap::from_parts("kvé".to_string(), vec![1, 4]).unwrap();
+        assert_eq!(m, ContextMap::from_pairs(&[("k", "vé")]));
+        assert_eq!(ContextMap::from_parts("kvé".into(), vec![1, 3]), None); // inside 'é'
+        assert_eq!(ContextMap::from_parts("kv".into(), vec![1]), None); // a key alone
+        assert_eq!(ContextMap::from_parts("kv".into(), vec![2, 1]), None); // out of order
+        assert_eq!(ContextMap::from_parts("kvx".into(), vec![1, 2]), None); // text left over
+        assert_eq!(ContextMap::from_parts("kv".into(), vec![1, 9]), None); // beyond the text
     }
 }

@@ -1,11 +1,11 @@
 //! The worker thread and its round: drain the rings, decode the bridge's batches, run the join
 //! pipeline, write the sinks, prune what is too old. Also the last round at VMDeath.
 
-use crate::core::batch::{Decoder, DefinedEntries, Record};
+use crate::core::batch::{Decoder, Record};
 use crate::core::clock::Calibrator;
 use crate::core::filter::Filter;
 use crate::core::join::Joiner;
-use crate::core::model::{ContextualSample, RawSample};
+use crate::core::model::{ContextMap, ContextualSample, RawSample};
 use crate::options::Config;
 use crate::runtime::faults::{take_panic, test_panic, PANIC_DEFINE, PANIC_WORKER};
 use crate::runtime::pipeline;
@@ -106,9 +106,7 @@ impl Core {
                 match record {
                     Record::Sample(s) => self.pending.push_back(s),
                     Record::Calibration(b) => self.calibrator.add(b),
-                    Record::Define { id, entries } => {
-                        define(a, &mut self.definition_errors, id, entries)
-                    }
+                    Record::Define { id, map } => define(a, &mut self.definition_errors, id, map),
                     Record::Release(id) => {
                         a.repo.lock().release(id, now);
                     }
@@ -199,10 +197,10 @@ impl Core {
 
 /// A map the facade numbered itself. Bad input or a panic costs that one context (its
 /// samples are unknown, `context_released`), logged once; the round goes on.
-pub(super) fn define(a: &Shared, errors: &mut u64, id: u64, entries: DefinedEntries) {
+pub(super) fn define(a: &Shared, errors: &mut u64, id: u64, map: ContextMap) {
     let defined = catch_unwind(AssertUnwindSafe(|| {
         test_panic(PANIC_DEFINE);
-        a.repo.lock().define(id, &entries.pairs())
+        a.repo.lock().define(id, map)
     }));
     let problem = match defined {
         Ok(Ok(())) => return,

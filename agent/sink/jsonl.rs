@@ -178,7 +178,7 @@ pub fn write_sample(w: &mut impl Write, s: &ContextualSample) -> io::Result<()> 
     match &s.context {
         Ok(map) => {
             w.write_all(b"{")?;
-            for (i, (k, v)) in map.entries.iter().enumerate() {
+            for (i, (k, v)) in map.iter().enumerate() {
                 if i > 0 {
                     w.write_all(b",")?;
                 }

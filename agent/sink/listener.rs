@@ -275,7 +275,6 @@ impl Encoder {
         let thread_name = self.string(&s.thread.name);
         let context: Result<Vec<(u32, u32)>, u32> = match &s.context {
             Ok(map) => Ok(map
-                .entries
                 .iter()
                 .take(u16::MAX as usize)
                 .map(|(k, v)| (self.string(k), self.string(v)))

@@ -375,30 +375,33 @@ impl Labeler {
 
     /// The entries of `map` after the policies, in key order.
     pub fn apply(&mut self, map: &ContextMap) -> Vec<(Arc<str>, Arc<str>)> {
-        let mut out = Vec::with_capacity(map.entries.len());
-        for (k, v) in &map.entries {
-            let Some(rule) = self.rules.iter_mut().find(|r| *r.key == **k) else {
-                out.push((Arc::clone(k), Arc::clone(v)));
+        let mut out = Vec::with_capacity(map.len());
+        for (k, v) in map.iter() {
+            let Some(rule) = self.rules.iter_mut().find(|r| r.key == k) else {
+                out.push((Arc::from(k), Arc::from(v)));
                 continue;
             };
-            let value = match rule.policy {
-                Policy::Keep => Some(Arc::clone(v)),
-                Policy::Drop => None,
-                Policy::Hash => Some(Arc::from(fnv1a_hex(v))),
+            // The label pushed, and whether it is the map's own value.
+            let (value, own) = match rule.policy {
+                Policy::Keep => (Some(Arc::from(v)), true),
+                Policy::Drop => (None, false),
+                Policy::Hash => (Some(Arc::from(fnv1a_hex(v))), false),
                 Policy::Cap(n) => {
-                    if rule.seen.contains(v) || rule.seen.len() < n as usize {
-                        rule.seen.insert(Arc::clone(v));
-                        Some(Arc::clone(v))
+                    if rule.seen.contains(v) {
+                        (Some(Arc::from(v)), true)
+                    } else if rule.seen.len() < n as usize {
+                        rule.seen.insert(Arc::from(v));
+                        (Some(Arc::from(v)), true)
                     } else {
-                        Some(Arc::clone(&self.other))
+                        (Some(Arc::clone(&self.other)), false)
                     }
                 }
             };
-            if !value.as_ref().is_some_and(|x| Arc::ptr_eq(x, v)) {
+            if !own {
                 rule.replaced += 1;
             }
             if let Some(value) = value {
-                out.push((Arc::clone(k), value));
+                out.push((Arc::from(k), value));
             }
         }
         out

@@ -141,12 +141,9 @@ fn open_resolves_pid_and_names_the_sink() {
 }
 
 fn map(kv: &[(&str, &str)]) -> ContextMap {
-    let mut entries: Vec<(Arc<str>, Arc<str>)> = kv
-        .iter()
-        .map(|(k, v)| (Arc::from(*k), Arc::from(*v)))
-        .collect();
+    let mut entries = kv.to_vec();
     entries.sort();
-    ContextMap { entries }
+    ContextMap::from_pairs(&entries)
 }
 
 fn labels(l: &[(Arc<str>, Arc<str>)]) -> Vec<(String, String)> {

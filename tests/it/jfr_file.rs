@@ -323,9 +323,7 @@ fn a_file_bounded_by_jfr_max_size_reads_whole() {
                 name: Arc::from(format!("t{}", i % 4)),
                 is_virtual: false,
             },
-            context: Ok(Arc::new(ContextMap {
-                entries: vec![(Arc::from("i"), Arc::from(i.to_string()))],
-            })),
+            context: Ok(Arc::new(ContextMap::from_pairs(&[("i", i.to_string())]))),
             weight: 0,
             frames: vec![Frame {
                 method: Arc::from("a.B.c"),

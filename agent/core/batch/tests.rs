@@ -290,24 +290,23 @@ fn definitions_and_releases_round_trip_with_inline_text() {
         vec![
             Record::Define {
                 id: 1 << 62,
-                entries: DefinedEntries::from_pairs(&[("endpoint", "/a"), ("request", "é42")])
+                map: ContextMap::from_pairs(&[("endpoint", "/a"), ("request", "é42")])
             },
             Record::Release(1 << 62),
             Record::Define {
                 id: (1 << 62) + 1,
-                entries: DefinedEntries::default()
+                map: ContextMap::default()
             },
         ]
     );
-    let Record::Define { entries, .. } = &out[0] else {
+    let Record::Define { map, .. } = &out[0] else {
         unreachable!()
     };
     assert_eq!(
-        entries.pairs(),
+        map.iter().collect::<Vec<_>>(),
         vec![("endpoint", "/a"), ("request", "é42")]
     );
-    assert_eq!(entries.len(), 2);
-    assert!(DefinedEntries::default().pairs().is_empty());
+    assert_eq!(map.len(), 2);
 }
 
 #[test]

@@ -6,9 +6,10 @@
 //! that long afterwards) and is then freed by `collect`. Interning an identical map before then
 //! revives the same id.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{hash_map, HashMap, VecDeque};
 use std::sync::Arc;
+
+use ahash::RandomState;
 
 use crate::core::model::{ContextId, ContextMap, EMPTY_CONTEXT};
 
@@ -24,8 +25,6 @@ pub const DEFAULT_MAX_IDS: usize = 1 << 22;
 /// JNI call) and announced to the agent in the stream's batches; ids below are the agent's own
 /// (`Natives.intern`). The facade's counter starts here; the agent's never gets close.
 pub const FIRST_DEFINED_ID: ContextId = 1 << 62;
-/// Distinct key strings shared between maps; further keys are stored per map.
-const MAX_SHARED_KEYS: usize = 4096;
 
 #[derive(Debug)]
 struct Entry {
@@ -33,6 +32,9 @@ struct Entry {
     refs: u64,
     /// When `refs == 0`: the time from which `collect` frees the entry.
     due: Option<i64>,
+    /// Whether this id is the map's slot in `by_map` (interned ids; a defined id only shares
+    /// the memory of an equal map), so `collect` hashes the map only to remove such a slot.
+    owns_slot: bool,
 }
 
 /// The interned context maps.
@@ -40,26 +42,27 @@ struct Entry {
 pub struct Repository {
     retention_ns: i64,
     max_ids: usize,
-    by_id: HashMap<ContextId, Entry>,
-    by_map: HashMap<Arc<ContextMap>, ContextId>,
-    /// Scheduled removals `(due, id)`; stale ones (revived, or rescheduled) are skipped.
-    schedule: BinaryHeap<Reverse<(i64, ContextId)>>,
-    keys: HashSet<Arc<str>>,
+    by_id: HashMap<ContextId, Entry, RandomState>,
+    by_map: HashMap<Arc<ContextMap>, ContextId, RandomState>,
+    /// Scheduled removals `(due, id)` in due order (dues never decrease: see `release`); stale
+    /// ones (revived, or rescheduled) are skipped.
+    schedule: VecDeque<(i64, ContextId)>,
     next_id: ContextId,
     interned_total: u64,
     empty: Arc<ContextMap>,
 }
 
-/// Checks the `Natives.intern` contract: keys non-empty, sorted and unique, bounded sizes.
-pub fn validate<K: AsRef<str>, V: AsRef<str>>(entries: &[(K, V)]) -> Result<(), String> {
-    if entries.len() > MAX_ENTRIES {
+/// Checks the contract of a map from the facade (`Natives.intern`, `Definitions.define`): keys
+/// non-empty, sorted and unique, bounded sizes.
+pub fn validate(map: &ContextMap) -> Result<(), String> {
+    if map.len() > MAX_ENTRIES {
         return Err(format!(
             "context has {} entries (at most {MAX_ENTRIES})",
-            entries.len()
+            map.len()
         ));
     }
-    for (i, (key, value)) in entries.iter().enumerate() {
-        let (key, value) = (key.as_ref(), value.as_ref());
+    let mut previous: Option<&str> = None;
+    for (key, value) in map.iter() {
         if key.is_empty() {
             return Err("context key is empty".to_string());
         }
@@ -75,12 +78,12 @@ pub fn validate<K: AsRef<str>, V: AsRef<str>>(entries: &[(K, V)]) -> Result<(), 
                 value.len()
             ));
         }
-        if i > 0 && entries[i - 1].0.as_ref() >= key {
+        if let Some(p) = previous.filter(|p| *p >= key) {
             return Err(format!(
-                "context keys not sorted and unique: {:?} then {key:?}",
-                entries[i - 1].0.as_ref()
+                "context keys not sorted and unique: {p:?} then {key:?}"
             ));
         }
+        previous = Some(key);
     }
     Ok(())
 }
@@ -91,10 +94,9 @@ impl Repository {
         Repository {
             retention_ns: retention_ns.max(0),
             max_ids: DEFAULT_MAX_IDS,
-            by_id: HashMap::new(),
-            by_map: HashMap::new(),
-            schedule: BinaryHeap::new(),
-            keys: HashSet::new(),
+            by_id: HashMap::default(),
+            by_map: HashMap::default(),
+            schedule: VecDeque::new(),
             next_id: EMPTY_CONTEXT + 1,
             interned_total: 0,
             empty: Arc::new(ContextMap::default()),
@@ -106,37 +108,12 @@ impl Repository {
         self.max_ids = max_ids.max(1);
     }
 
-    fn shared_key(&mut self, key: &str) -> Arc<str> {
-        if let Some(k) = self.keys.get(key) {
-            return k.clone();
-        }
-        let k: Arc<str> = Arc::from(key);
-        if self.keys.len() < MAX_SHARED_KEYS {
-            self.keys.insert(k.clone());
-        }
-        k
-    }
-
-    /// The checked map of `entries`, keys shared with other maps.
-    /// Borrows the entries: one allocation per value (its `Arc<str>`), none per known key.
-    fn map_of<K: AsRef<str>, V: AsRef<str>>(
-        &mut self,
-        entries: &[(K, V)],
-    ) -> Result<ContextMap, String> {
-        validate(entries)?;
-        Ok(ContextMap {
-            entries: entries
-                .iter()
-                .map(|(k, v)| (self.shared_key(k.as_ref()), Arc::from(v.as_ref())))
-                .collect(),
-        })
-    }
-
     /// The id of the map `entries` (sorted by key, keys unique), taking one reference on it.
     /// Identical maps get the same id while it is held or awaiting reclamation. Ids are `>= 1`
     /// (an empty map too: it is a map like any other and resolves to an empty `ContextMap`).
     pub fn intern(&mut self, entries: Vec<(String, String)>) -> Result<ContextId, String> {
-        let map = self.map_of(&entries)?;
+        let map = ContextMap::from_pairs(&entries);
+        validate(&map)?;
         if let Some(&id) = self.by_map.get(&map) {
             if let Some(entry) = self.by_id.get_mut(&id) {
                 entry.refs = entry.refs.saturating_add(1);
@@ -162,21 +139,18 @@ impl Repository {
                 map,
                 refs: 1,
                 due: None,
+                owns_slot: true,
             },
         );
         self.interned_total += 1;
         Ok(id)
     }
 
-    /// Records the map the facade numbered `id` itself, holding one reference (released as any
-    /// other). Equal maps under other ids share their memory but keep their own ids. Fails on
-    /// bad input, an id outside the facade's range or already defined, and past the id bound;
+    /// Records `map`, which the facade numbered `id` itself, holding one reference (released as
+    /// any other). A map equal to an interned one shares its memory but keeps its own id. Fails
+    /// on bad input, an id outside the facade's range or already defined, and past the id bound;
     /// the id then stays unknown and its samples are reported `context_released`.
-    pub fn define<K: AsRef<str>, V: AsRef<str>>(
-        &mut self,
-        id: ContextId,
-        entries: &[(K, V)],
-    ) -> Result<(), String> {
+    pub fn define(&mut self, id: ContextId, map: ContextMap) -> Result<(), String> {
         if !(FIRST_DEFINED_ID..(1 << 63)).contains(&id) {
             return Err(format!("context id {id} is outside the facade's range"));
         }
@@ -189,7 +163,7 @@ impl Repository {
                 self.max_ids
             ));
         }
-        let map = self.map_of(entries)?;
+        validate(&map)?;
         let map = match self.by_map.get_key_value(&map) {
             Some((shared, _)) => shared.clone(),
             None => Arc::new(map),
@@ -200,6 +174,7 @@ impl Repository {
                 map,
                 refs: 1,
                 due: None,
+                owns_slot: false,
             },
         );
         self.interned_total += 1;
@@ -207,7 +182,8 @@ impl Repository {
     }
 
     /// Drops one reference on `id`; at zero the id is freed by a `collect` at or after
-    /// `now_ns + retention`. Returns `false` (and changes nothing) for `EMPTY_CONTEXT`, an unknown
+    /// `now_ns + retention` (or after the latest time already scheduled, when the retention was
+    /// shortened or `now_ns` went back: the schedule stays in order). Returns `false` (and changes nothing) for `EMPTY_CONTEXT`, an unknown
     /// id, or an id without references left.
     pub fn release(&mut self, id: ContextId, now_ns: i64) -> bool {
         let Some(entry) = self.by_id.get_mut(&id) else {
@@ -218,9 +194,12 @@ impl Repository {
         }
         entry.refs -= 1;
         if entry.refs == 0 {
-            let due = now_ns.saturating_add(self.retention_ns);
+            let mut due = now_ns.saturating_add(self.retention_ns);
+            if let Some(&(last, _)) = self.schedule.back() {
+                due = due.max(last);
+            }
             entry.due = Some(due);
-            self.schedule.push(Reverse((due, id)));
+            self.schedule.push_back((due, id));
         }
         true
     }
@@ -242,19 +221,18 @@ impl Repository {
     /// many were freed.
     pub fn collect(&mut self, now_ns: i64) -> usize {
         let mut freed = 0;
-        while let Some(&Reverse((due, id))) = self.schedule.peek() {
+        while let Some(&(due, id)) = self.schedule.front() {
             if due > now_ns {
                 break;
             }
-            self.schedule.pop();
-            let current = matches!(
-                self.by_id.get(&id),
-                Some(e) if e.refs == 0 && e.due == Some(due)
-            );
-            if current {
-                if let Some(entry) = self.by_id.remove(&id) {
-                    // Only the interned id owns the content's slot (defined ids share memory).
-                    if self.by_map.get(&*entry.map) == Some(&id) {
+            self.schedule.pop_front();
+            // One lookup: the entry is removed only when this schedule entry is its current one.
+            if let hash_map::Entry::Occupied(o) = self.by_id.entry(id) {
+                let e = o.get();
+                if e.refs == 0 && e.due == Some(due) {
+                    let entry = o.remove();
+                    // Only an interned id owns the content's slot (defined ids share memory).
+                    if entry.owns_slot {
                         self.by_map.remove(&*entry.map);
                     }
                     freed += 1;

@@ -7,12 +7,7 @@ const EXEC: &str = "jdk.ExecutionSample";
 fn sample(event: &str, context: Result<Vec<(&str, &str)>, UnknownReason>) -> ContextualSample {
     let context = context.map(|mut entries| {
         entries.sort();
-        Arc::new(ContextMap {
-            entries: entries
-                .into_iter()
-                .map(|(k, v)| (Arc::from(k), Arc::from(v)))
-                .collect(),
-        })
+        Arc::new(ContextMap::from_pairs(&entries))
     });
     ContextualSample {
         event: Arc::from(event),

@@ -20,9 +20,7 @@ fn sample(context: Result<Arc<ContextMap>, UnknownReason>) -> ContextualSample {
 }
 
 fn with(k: &str, v: &str) -> Result<Arc<ContextMap>, UnknownReason> {
-    Ok(Arc::new(ContextMap {
-        entries: vec![(Arc::from(k), Arc::from(v))],
-    }))
+    Ok(Arc::new(ContextMap::from_pairs(&[(k, v)])))
 }
 
 fn sink(name: &str, records: u64, errors: u64) -> SinkStats {

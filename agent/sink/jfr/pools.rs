@@ -29,21 +29,16 @@ pub const UNKNOWN_FRAME_TYPE: &str = "Unknown";
 /// The entries of `c` as a JSON object, in key order (`{"k":"v"}`; strings escaped as JSON
 /// requires).
 pub fn context_json(c: &ContextMap) -> String {
-    let mut s = String::with_capacity(
-        2 + c
-            .entries
-            .iter()
-            .map(|(k, v)| k.len() + v.len() + 6)
-            .sum::<usize>(),
-    );
+    let mut s =
+        String::with_capacity(2 + c.iter().map(|(k, v)| k.len() + v.len() + 6).sum::<usize>());
     s.push('{');
-    for (i, (k, v)) in c.entries.iter().enumerate() {
+    for (i, (k, v)) in c.iter().enumerate() {
         if i > 0 {
             s.push(',');
         }
-        s.push_str(&serde_json::Value::from(&**k).to_string());
+        s.push_str(&serde_json::Value::from(k).to_string());
         s.push(':');
-        s.push_str(&serde_json::Value::from(&**v).to_string());
+        s.push_str(&serde_json::Value::from(v).to_string());
     }
     s.push('}');
     s
@@ -438,12 +433,7 @@ mod tests {
     }
 
     fn ctx(kv: &[(&str, &str)]) -> Arc<ContextMap> {
-        Arc::new(ContextMap {
-            entries: kv
-                .iter()
-                .map(|(k, v)| (Arc::from(*k), Arc::from(*v)))
-                .collect(),
-        })
+        Arc::new(ContextMap::from_pairs(kv))
     }
 
     #[test]

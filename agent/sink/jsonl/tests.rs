@@ -4,12 +4,7 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 
 fn ctx(kv: &[(&str, &str)]) -> Arc<ContextMap> {
-    Arc::new(ContextMap {
-        entries: kv
-            .iter()
-            .map(|(k, v)| (Arc::from(*k), Arc::from(*v)))
-            .collect(),
-    })
+    Arc::new(ContextMap::from_pairs(kv))
 }
 
 fn sample() -> ContextualSample {

@@ -23,9 +23,7 @@ fn sample(tid: u64, context: Result<Arc<ContextMap>, UnknownReason>) -> Contextu
 }
 
 fn ctx() -> Result<Arc<ContextMap>, UnknownReason> {
-    Ok(Arc::new(ContextMap {
-        entries: vec![(Arc::from("k"), Arc::from("v"))],
-    }))
+    Ok(Arc::new(ContextMap::from_pairs(&[("k", "v")])))
 }
 
 fn leak() -> &'static Hub {

@@ -305,10 +305,13 @@ impl Aggregate for Push {
         let context = match &s.context {
             Err(_) => Vec::new(),
             Ok(map) => {
-                let strip = map.entries.iter().any(|(k, _)| self.plan.is_left_out(k));
+                let strip = map.iter().any(|(k, _)| self.plan.is_left_out(k));
                 let mut entries = match &mut self.labeler {
                     Some(labeler) => labeler.apply(map),
-                    None => map.entries.clone(),
+                    None => map
+                        .iter()
+                        .map(|(k, v)| (Arc::from(k), Arc::from(v)))
+                        .collect(),
                 };
                 if strip {
                     // Keys never pushed again are not aggregated on (and counted as left out).

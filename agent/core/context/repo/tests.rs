@@ -35,15 +35,6 @@ fn interns_identical_maps_to_one_id() {
 }
 
 #[test]
-fn keys_are_shared_between_maps() {
-    let mut r = repo();
-    let a = r.intern(kv(&[("k", "1")])).unwrap();
-    let b = r.intern(kv(&[("k", "2")])).unwrap();
-    let (ma, mb) = (r.get(a).unwrap(), r.get(b).unwrap());
-    assert!(Arc::ptr_eq(&ma.entries[0].0, &mb.entries[0].0));
-}
-
-#[test]
 fn empty_context_and_unknown_ids() {
     let r = repo();
     assert_eq!(r.get(EMPTY_CONTEXT).map(|m| m.is_empty()), Some(true));
@@ -155,10 +146,10 @@ fn defined_ids_resolve_release_and_share_memory_with_equal_maps() {
     let interned = r.intern(kv(&[("k", "v")])).unwrap();
     let a = FIRST_DEFINED_ID;
     let b = FIRST_DEFINED_ID + 1;
-    r.define(a, &kv(&[("k", "v")])).unwrap();
-    r.define(b, &kv(&[("k", "w")])).unwrap();
+    r.define(a, ContextMap::from_pairs(&[("k", "v")])).unwrap();
+    r.define(b, ContextMap::from_pairs(&[("k", "w")])).unwrap();
     assert!(Arc::ptr_eq(&r.get(a).unwrap(), &r.get(interned).unwrap()));
-    assert_eq!(r.get(b).unwrap().entries[0].1.as_ref(), "w");
+    assert_eq!(r.get(b).unwrap().get("k"), Some("w"));
     assert_eq!(r.interned_total(), 3);
     // Freeing the defined twin leaves the interned id findable by content.
     assert!(r.release(a, 0));
@@ -171,17 +162,37 @@ fn defined_ids_resolve_release_and_share_memory_with_equal_maps() {
 fn bad_definitions_are_refused_with_a_reason() {
     let mut r = repo();
     assert!(r
-        .define(5, &kv(&[("k", "v")]))
+        .define(5, ContextMap::from_pairs(&[("k", "v")]))
         .unwrap_err()
         .contains("outside"));
-    r.define(FIRST_DEFINED_ID, &kv(&[("k", "v")])).unwrap();
-    let twice = r.define(FIRST_DEFINED_ID, &kv(&[("k", "v")])).unwrap_err();
+    r.define(FIRST_DEFINED_ID, ContextMap::from_pairs(&[("k", "v")]))
+        .unwrap();
+    let twice = r
+        .define(FIRST_DEFINED_ID, ContextMap::from_pairs(&[("k", "v")]))
+        .unwrap_err();
     assert!(twice.contains("twice"), "{twice}");
-    let unsorted = r.define(FIRST_DEFINED_ID + 1, &kv(&[("b", "1"), ("a", "2")]));
+    let unsorted = r.define(
+        FIRST_DEFINED_ID + 1,
+        ContextMap::from_pairs(&[("b", "1"), ("a", "2")]),
+    );
     assert!(unsorted.unwrap_err().contains("sorted"));
     r.set_max_ids(1);
     assert!(r
-        .define(FIRST_DEFINED_ID + 2, &kv(&[]))
+        .define(FIRST_DEFINED_ID + 2, ContextMap::default())
         .unwrap_err()
         .contains("too many"));
+}
+
+#[test]
+fn a_shortened_retention_never_frees_before_what_was_scheduled_earlier() {
+    let mut r = Repository::new(100);
+    let a = r.intern(kv(&[("k", "a")])).unwrap();
+    let b = r.intern(kv(&[("k", "b")])).unwrap();
+    assert!(r.release(a, 0)); // due at 100
+    r.set_retention_ns(10);
+    assert!(r.release(b, 1)); // due at 11, kept in order: at 100
+    assert_eq!(r.collect(50), 0);
+    assert!(r.get(b).is_some());
+    assert_eq!(r.collect(100), 2);
+    assert!(r.get(a).is_none() && r.get(b).is_none());
 }
