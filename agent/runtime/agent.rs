@@ -66,6 +66,9 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), AgentError> {
         let points = parse_test_panic(&v.to_string_lossy()).map_err(AgentError::TestHook)?;
         TEST_PANIC.store(points, Ordering::Relaxed);
     }
+    if std::env::var_os("JFRCTX_TEST_RING_GUARD").is_some() {
+        crate::core::context::ring::guard_freed_rings(crate::runtime::faults::guard_ring);
+    }
     // During OnLoad only the VM's own properties exist: `java.specification.version` is set
     // later by the class library, `java.vm.specification.version` ("11", "17", ...) is there.
     let version = jvmti

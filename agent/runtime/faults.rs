@@ -1,6 +1,7 @@
 //! Panics never cross FFI: every entry point and thread catches them. The panic hook keeps the
 //! last panic's message for the catch site's one `jfrctx:` line; `JFRCTX_TEST_PANIC` arms panic
-//! points for the fault tests.
+//! points for the fault tests, `JFRCTX_TEST_RING_GUARD` makes a dropped ring's memory inaccessible
+//! for the ring-lifetime test.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -86,6 +87,31 @@ pub(super) fn test_panic(point: u8) {
             PANIC_DEFINE => panic!("JFRCTX_TEST_PANIC=define"),
             _ => panic!("JFRCTX_TEST_PANIC=worker"),
         }
+    }
+}
+
+// `JFRCTX_TEST_RING_GUARD` (any value), read once by `load`, is a hook for the ring-lifetime test
+// (tests/it/spare_rings.rs) and nothing else: a ring's memory is never freed or reused but made
+// inaccessible when the agent drops the ring, so that a Java writer still using it crashes the JVM
+// at that write instead of corrupting the heap (`ring::guard_freed_rings`).
+
+/// The ring guard's hook: `len` bytes at `ptr` (page-aligned, whole pages under the guard) are
+/// made inaccessible and left allocated.
+#[allow(unsafe_code)] // FFI: mprotect
+pub(super) fn guard_ring(ptr: *mut u8, len: usize) {
+    // SAFETY: under the guard every ring is allocated page-aligned in whole pages
+    // (`ring::layout_for`), so the range is exactly the ring's own pages; they are never freed,
+    // so no other allocation can share them. Nothing in the agent touches a dropped ring.
+    let rc = unsafe {
+        // Its pages back to the kernel first (a guarded ring costs address space, not memory).
+        libc::madvise(ptr.cast(), len, libc::MADV_DONTNEED);
+        libc::mprotect(ptr.cast(), len, libc::PROT_NONE)
+    };
+    if rc != 0 {
+        crate::warn!(
+            "JFRCTX_TEST_RING_GUARD: mprotect failed ({})",
+            std::io::Error::last_os_error()
+        );
     }
 }
 

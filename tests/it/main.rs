@@ -30,6 +30,7 @@ mod otel;
 mod otel_sdk;
 mod propagation;
 mod push;
+mod ring_lifetime;
 mod sink_values;
 mod sinks;
 mod virtual_threads;

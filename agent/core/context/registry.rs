@@ -37,9 +37,14 @@ pub struct RingRegistry {
     spares: Vec<Arc<Ring>>,
     /// Spares claimed so far.
     claimed: u64,
-    /// Claims by a thread that already had a live ring (the facade's mark prevents them; the
-    /// claim wins, as a second registration would after a release).
+    /// Claims by a thread that already had a live ring (the claim wins, as a second
+    /// registration would after a release). Normal when the thread handed its ring back
+    /// (`retired`) and claimed a spare before the worker saw the hand-back.
     conflicting_claims: u64,
+    /// Rings replaced by a claim although not every holder had handed them back: a writer may
+    /// still use them, so their memory is kept for the agent's lifetime instead of being freed
+    /// under it (the facade's mark and ordered spares prevent this; kept as a safety net).
+    kept: Vec<Arc<Ring>>,
     /// Spares adopted and not yet taken by `take_adopted`.
     adopted: Vec<Arc<Ring>>,
 }
@@ -158,6 +163,11 @@ impl RingRegistry {
         (self.claimed, self.conflicting_claims)
     }
 
+    /// Rings kept alive because a claim replaced them before every holder handed them back.
+    pub fn kept(&self) -> usize {
+        self.kept.len()
+    }
+
     /// Registers every spare claimed since the last look as its claimer's ring (one holder);
     /// [`RingRegistry::take_adopted`] hands them to the worker, which must drain them as newly
     /// registered rings. A thread that already had a live ring moves to the claimed one
@@ -179,6 +189,9 @@ impl RingRegistry {
             if let Some(old) = self.by_thread.remove(&tid) {
                 self.by_handle.remove(&old.ring.handle());
                 self.conflicting_claims += 1;
+                if old.ring.retired() < u64::from(old.holders) {
+                    self.kept.push(old.ring);
+                }
             }
             self.insert(tid, &ring);
             self.claimed += 1;
@@ -361,6 +374,35 @@ mod tests {
         let now = r.register(9, || panic!("live"));
         assert!(Arc::ptr_eq(now.ring(), &s));
         assert!(!r.release(1), "the old handle is gone");
+    }
+
+    #[test]
+    fn a_ring_replaced_before_its_hand_back_is_kept_not_freed() {
+        let blocks = Blocks::new(16, 4);
+        let mut r = RingRegistry::new();
+        // Thread 9 handed its ring back, then claimed a spare: the old ring may go.
+        let handed_back = Arc::clone(r.register(9, || ring(9, 1)).ring());
+        handed_back.retire();
+        let s = spare(&blocks, 30);
+        r.add_spare(Arc::clone(&s));
+        s.claim(9);
+        r.adopt_claims();
+        assert_eq!(r.kept(), 0);
+        assert_eq!(
+            Arc::strong_count(&handed_back),
+            1,
+            "only this test holds it now"
+        );
+        // A claim while its ring is still held (no hand-back): that ring's writer may still
+        // write, so the registry keeps its memory alive.
+        let t = spare(&blocks, 31);
+        r.add_spare(Arc::clone(&t));
+        t.claim(9);
+        r.adopt_claims();
+        assert_eq!(r.claims(), (2, 2));
+        assert_eq!(r.kept(), 1);
+        assert!(Arc::strong_count(&s) >= 2, "kept by the registry");
+        assert!(Arc::ptr_eq(r.register(9, || panic!("live")).ring(), &t));
     }
 
     #[test]

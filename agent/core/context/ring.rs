@@ -36,6 +36,10 @@ use parking_lot::Mutex;
 
 use crate::core::model::ContextId;
 
+mod memory;
+use memory::{alloc_zeroed_words, layout_for, Block, FREED_RING_HOOK};
+pub use memory::{guard_freed_rings, Blocks};
+
 /// Smallest ring (entries).
 pub const MIN_CAPACITY: usize = 16;
 /// Largest ring (entries): 16 MiB of entries.
@@ -137,76 +141,6 @@ pub struct Ring {
     blocks: Option<Arc<Blocks>>,
 }
 
-/// Ring memory of one size kept for reuse: a spare's memory goes back here when its ring is
-/// dropped (after the worker's last drain, when no writer can touch it any more), and the next
-/// spare takes it instead of allocating and zeroing a new one. A thread-per-request server thus
-/// cycles through a few blocks instead of a 16 KiB allocation (with its page faults) per request.
-#[derive(Debug)]
-pub struct Blocks {
-    capacity: usize,
-    layout: Layout,
-    free: Mutex<Vec<Block>>,
-    /// Blocks kept at most; more are freed.
-    keep: usize,
-}
-
-/// Memory of a dropped spare, owned by [`Blocks`].
-#[derive(Debug)]
-struct Block(NonNull<AtomicI64>);
-
-// SAFETY: a free block is memory nobody else refers to (its ring was dropped); it moves between
-// threads only through the `Blocks` mutex.
-unsafe impl Send for Block {}
-
-impl Blocks {
-    /// Blocks for rings of `capacity` entries (rounded as [`Ring::new`] does), at most `keep`
-    /// kept free.
-    pub fn new(capacity: usize, keep: usize) -> Arc<Blocks> {
-        let capacity = effective_capacity(capacity);
-        Arc::new(Blocks {
-            capacity,
-            layout: layout_for(capacity),
-            free: Mutex::new(Vec::new()),
-            keep,
-        })
-    }
-
-    /// Entries of each ring.
-    pub fn capacity(&self) -> usize {
-        self.capacity
-    }
-
-    /// Blocks free for reuse now.
-    pub fn free(&self) -> usize {
-        self.free.lock().len()
-    }
-}
-
-impl Drop for Blocks {
-    fn drop(&mut self) {
-        for b in self.free.get_mut().drain(..) {
-            // SAFETY: every free block was allocated with `self.layout` (by `Ring::spare`) and
-            // is owned by this pool alone.
-            unsafe { alloc::dealloc(b.0.as_ptr().cast::<u8>(), self.layout) }
-        }
-    }
-}
-
-fn layout_for(capacity: usize) -> Layout {
-    let bytes = HEADER_BYTES + capacity * ENTRY_BYTES;
-    // The size is at most 64 + 16 MiB and the alignment a power of two: this cannot fail.
-    Layout::from_size_align(bytes, ALIGN).expect("ring layout is always valid")
-}
-
-fn alloc_zeroed_words(layout: Layout) -> NonNull<AtomicI64> {
-    // SAFETY: `layout` has a non-zero size.
-    let raw = unsafe { alloc::alloc_zeroed(layout) };
-    let Some(ptr) = NonNull::new(raw.cast::<AtomicI64>()) else {
-        alloc::handle_alloc_error(layout)
-    };
-    ptr
-}
-
 // SAFETY: the ring memory is only ever accessed through `AtomicI64` (from Rust) or by aligned
 // 8-byte accesses from Java; the pointer is owned by the `Ring` and freed only in `Drop`. The
 // consumer state is behind a mutex. Nothing is tied to the creating thread.
@@ -252,7 +186,12 @@ impl Ring {
     /// Java thread takes it without a JNI call and claims it by writing its id into the header
     /// (`RingPool.take`); the agent then [`Ring::bind`]s it (see `RingRegistry::adopt_claims`).
     pub fn spare(blocks: &Arc<Blocks>, handle: u64) -> Ring {
-        let reused = blocks.free.lock().pop();
+        // Under the guard hook no memory is reused (a dropped ring's memory is never handed out).
+        let reused = blocks
+            .free
+            .lock()
+            .pop()
+            .filter(|_| FREED_RING_HOOK.get().is_none());
         let words = match reused {
             Some(b) => b.0,
             None => alloc_zeroed_words(blocks.layout),
@@ -490,6 +429,10 @@ impl Ring {
 
 impl Drop for Ring {
     fn drop(&mut self) {
+        if let Some(hook) = FREED_RING_HOOK.get() {
+            hook(self.as_ptr(), self.layout.size());
+            return;
+        }
         if let Some(blocks) = &self.blocks {
             let mut free = blocks.free.lock();
             if free.len() < blocks.keep {

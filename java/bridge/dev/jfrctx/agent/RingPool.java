@@ -3,6 +3,7 @@ package dev.jfrctx.agent;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Spare rings: rings the agent made in advance ({@code Natives.spares}), which a thread's first
@@ -29,7 +30,13 @@ import java.util.concurrent.locks.LockSupport;
  * wakes the pool's daemon thread ({@code jfrctx-rings}, started by the stream bridge once a spare
  * was taken), which adds a batch with one {@code Natives.spares} call. Only a take that finds none left (a burst beyond
  * that) asks for {@link #TARGET} rings itself. Few spares wait, on purpose: each is 16 KiB at the
- * default ring size, and the agent looks at each one's header in every round. Not API.
+ * default ring size, and the agent looks at each one's header in every round.
+ *
+ * <p>Spares are handed out in the order the agent made them, which is the order in which it looks
+ * for claims: one refill at a time ({@link #refill}), each batch queued before the next is asked
+ * for. A thread that claims a spare after handing its previous ring back thus always claims a
+ * later one, and the agent adopts a thread's claims in the order it made them (a later claim
+ * replaces the earlier ring). Not API.
  */
 public final class RingPool {
     private RingPool() {}
@@ -201,23 +208,37 @@ public final class RingPool {
     /** The agent makes no spares (its option {@code spares} is off): every take returns 0. */
     private static volatile boolean disabled;
 
-    /** Asks the agent for a batch of spares; false when it gave none. */
+    /**
+     * Held from asking the agent for a batch until that batch is queued: batches are queued in
+     * the order the agent made them (see the class comment). Never waited for: a take that finds
+     * a refill under way registers through JNI instead.
+     */
+    private static final ReentrantLock REFILLING = new ReentrantLock();
+
+    /** Asks the agent for a batch of spares; false when it gave none (or a refill is under way). */
     private static boolean refill() {
-        long[] rings;
+        if (!REFILLING.tryLock()) {
+            return false;
+        }
         try {
-            rings = Natives.spares(TARGET);
-        } catch (Throwable t) { // the agent refused (e.g. an error it reported): no spares
-            return false;
+            long[] rings;
+            try {
+                rings = Natives.spares(TARGET);
+            } catch (Throwable t) { // the agent refused (e.g. an error it reported): no spares
+                return false;
+            }
+            if (rings == null) {
+                disabled = true;
+                return false;
+            }
+            if (rings.length == 0) {
+                return false;
+            }
+            QUEUED.incrementAndGet();
+            BATCHES.add(new Batch(rings));
+            return true;
+        } finally {
+            REFILLING.unlock();
         }
-        if (rings == null) {
-            disabled = true;
-            return false;
-        }
-        if (rings.length == 0) {
-            return false;
-        }
-        QUEUED.incrementAndGet();
-        BATCHES.add(new Batch(rings));
-        return true;
     }
 }

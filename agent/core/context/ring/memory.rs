@@ -1,0 +1,102 @@
+//! Ring memory: its layout and allocation, the spares' pool of blocks for reuse, and the test
+//! hook that guards a dropped ring's memory (`JFRCTX_TEST_RING_GUARD`).
+
+use std::alloc::{self, Layout};
+use std::ptr::NonNull;
+use std::sync::atomic::AtomicI64;
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
+
+use super::{effective_capacity, ALIGN, ENTRY_BYTES, HEADER_BYTES};
+
+/// Ring memory of one size kept for reuse: a spare's memory goes back here when its ring is
+/// dropped (after the worker's last drain, when no writer can touch it any more), and the next
+/// spare takes it instead of allocating and zeroing a new one. A thread-per-request server thus
+/// cycles through a few blocks instead of a 16 KiB allocation (with its page faults) per request.
+#[derive(Debug)]
+pub struct Blocks {
+    pub(super) capacity: usize,
+    pub(super) layout: Layout,
+    pub(super) free: Mutex<Vec<Block>>,
+    /// Blocks kept at most; more are freed.
+    pub(super) keep: usize,
+}
+
+/// Memory of a dropped spare, owned by [`Blocks`].
+#[derive(Debug)]
+pub(super) struct Block(pub(super) NonNull<AtomicI64>);
+
+// SAFETY: a free block is memory nobody else refers to (its ring was dropped); it moves between
+// threads only through the `Blocks` mutex.
+unsafe impl Send for Block {}
+
+impl Blocks {
+    /// Blocks for rings of `capacity` entries (rounded as [`Ring::new`] does), at most `keep`
+    /// kept free.
+    pub fn new(capacity: usize, keep: usize) -> Arc<Blocks> {
+        let capacity = effective_capacity(capacity);
+        Arc::new(Blocks {
+            capacity,
+            layout: layout_for(capacity),
+            free: Mutex::new(Vec::new()),
+            keep,
+        })
+    }
+
+    /// Entries of each ring.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Blocks free for reuse now.
+    pub fn free(&self) -> usize {
+        self.free.lock().len()
+    }
+}
+
+impl Drop for Blocks {
+    fn drop(&mut self) {
+        for b in self.free.get_mut().drain(..) {
+            // SAFETY: every free block was allocated with `self.layout` (by `Ring::spare`) and
+            // is owned by this pool alone.
+            unsafe { alloc::dealloc(b.0.as_ptr().cast::<u8>(), self.layout) }
+        }
+    }
+}
+
+/// Test hook (`JFRCTX_TEST_RING_GUARD`, set by the runtime before any ring exists): what takes a
+/// dropped ring's memory instead of the allocator and the spares' pool. The runtime's hook makes
+/// it inaccessible and never frees it, so that a write into a ring the agent has let go of
+/// crashes the JVM at the write (a stack naming the writer) instead of corrupting the heap
+/// silently. Rings are then page-aligned and whole pages.
+pub(super) static FREED_RING_HOOK: OnceLock<fn(*mut u8, usize)> = OnceLock::new();
+
+/// Installs the test hook described at [`FREED_RING_HOOK`]; false when one was already set.
+pub fn guard_freed_rings(hook: fn(*mut u8, usize)) -> bool {
+    FREED_RING_HOOK.set(hook).is_ok()
+}
+
+/// Page size assumed by the guard's layout (what x86-64 and most aarch64 Linux use; a larger
+/// page only leaves the guard partial).
+const GUARD_PAGE: usize = 4096;
+
+pub(super) fn layout_for(capacity: usize) -> Layout {
+    let bytes = HEADER_BYTES + capacity * ENTRY_BYTES;
+    let (bytes, align) = if FREED_RING_HOOK.get().is_some() {
+        (bytes.div_ceil(GUARD_PAGE) * GUARD_PAGE, GUARD_PAGE)
+    } else {
+        (bytes, ALIGN)
+    };
+    // The size is at most 64 + 16 MiB and the alignment a power of two: this cannot fail.
+    Layout::from_size_align(bytes, align).expect("ring layout is always valid")
+}
+
+pub(super) fn alloc_zeroed_words(layout: Layout) -> NonNull<AtomicI64> {
+    // SAFETY: `layout` has a non-zero size.
+    let raw = unsafe { alloc::alloc_zeroed(layout) };
+    let Some(ptr) = NonNull::new(raw.cast::<AtomicI64>()) else {
+        alloc::handle_alloc_error(layout)
+    };
+    ptr
+}
