@@ -32,8 +32,8 @@ pub(super) struct Block(pub(super) NonNull<AtomicI64>);
 unsafe impl Send for Block {}
 
 impl Blocks {
-    /// Blocks for rings of `capacity` entries (rounded as [`Ring::new`] does), at most `keep`
-    /// kept free.
+    /// Blocks for rings of `capacity` entries (rounded as [`super::Ring::new`] does), at most
+    /// `keep` kept free.
     pub fn new(capacity: usize, keep: usize) -> Arc<Blocks> {
         let capacity = effective_capacity(capacity);
         Arc::new(Blocks {
