@@ -55,35 +55,44 @@ pub struct Repository {
 /// Checks the contract of a map from the facade (`Natives.intern`, `Definitions.define`): keys
 /// non-empty, sorted and unique, bounded sizes.
 pub fn validate(map: &ContextMap) -> Result<(), String> {
-    if map.len() > MAX_ENTRIES {
-        return Err(format!(
-            "context has {} entries (at most {MAX_ENTRIES})",
-            map.len()
-        ));
-    }
+    check_count(map.len())?;
     let mut previous: Option<&str> = None;
     for (key, value) in map.iter() {
-        if key.is_empty() {
-            return Err("context key is empty".to_string());
-        }
-        if key.len() > MAX_KEY_BYTES {
-            return Err(format!(
-                "context key of {} bytes (at most {MAX_KEY_BYTES})",
-                key.len()
-            ));
-        }
-        if value.len() > MAX_VALUE_BYTES {
-            return Err(format!(
-                "value of context key {key:?} has {} bytes (at most {MAX_VALUE_BYTES})",
-                value.len()
-            ));
-        }
+        check_entry(key, value)?;
         if let Some(p) = previous.filter(|p| *p >= key) {
             return Err(format!(
                 "context keys not sorted and unique: {p:?} then {key:?}"
             ));
         }
         previous = Some(key);
+    }
+    Ok(())
+}
+
+fn check_count(entries: usize) -> Result<(), String> {
+    if entries > MAX_ENTRIES {
+        return Err(format!(
+            "context has {entries} entries (at most {MAX_ENTRIES})"
+        ));
+    }
+    Ok(())
+}
+
+fn check_entry(key: &str, value: &str) -> Result<(), String> {
+    if key.is_empty() {
+        return Err("context key is empty".to_string());
+    }
+    if key.len() > MAX_KEY_BYTES {
+        return Err(format!(
+            "context key of {} bytes (at most {MAX_KEY_BYTES})",
+            key.len()
+        ));
+    }
+    if value.len() > MAX_VALUE_BYTES {
+        return Err(format!(
+            "value of context key {key:?} has {} bytes (at most {MAX_VALUE_BYTES})",
+            value.len()
+        ));
     }
     Ok(())
 }
@@ -112,6 +121,12 @@ impl Repository {
     /// Identical maps get the same id while it is held or awaiting reclamation. Ids are `>= 1`
     /// (an empty map too: it is a map like any other and resolves to an empty `ContextMap`).
     pub fn intern(&mut self, entries: Vec<(String, String)>) -> Result<ContextId, String> {
+        // Sizes before the map is built: within them its text stays far below the 4 GiB its
+        // offsets can address.
+        check_count(entries.len())?;
+        for (key, value) in &entries {
+            check_entry(key, value)?;
+        }
         let map = ContextMap::from_pairs(&entries);
         validate(&map)?;
         if let Some(&id) = self.by_map.get(&map) {
