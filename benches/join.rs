@@ -389,7 +389,7 @@ fn bench_pipeline(c: &mut Criterion<ThreadCpuTime>) {
     let mut group = c.benchmark_group("pipeline");
     group.throughput(Throughput::Elements(BATCH_SAMPLES as u64));
     for &threads in &[8u64, 64] {
-        let w = world(threads, 20_000);
+        let mut w = world(threads, 20_000);
         let (mut decoder, calibrator, batch) = batches(&w, threads);
         let calibration = calibrator.calibration().expect("calibrated");
         let mut sinks = SinkSet::new();
@@ -410,7 +410,7 @@ fn bench_pipeline(c: &mut Criterion<ThreadCpuTime>) {
                 &mut pending,
                 Some(calibration),
                 &w.joiner,
-                &w.repo,
+                &mut w.repo,
                 false,
                 |out| {
                     if out.context.is_ok() {
@@ -451,11 +451,18 @@ fn bench_pipeline(c: &mut Criterion<ThreadCpuTime>) {
     group.finish();
 }
 
-/// Maps defined per batch in the definitions benchmark.
-const DEFINITIONS: usize = 1_000;
-/// Batches a released map is kept for before `collect` frees it: 10 000 maps held, as at
-/// 2 000 new maps a second with the agent's 5 s retention (cold memory when freed).
-const RETAINED_BATCHES: i64 = 10;
+/// The definitions benchmark's shapes: maps per batch, batches a released map is kept for
+/// before `collect` frees it, and whether the caches are swept between batches.
+/// - `warm`: 1 000 maps a batch, 10 batches kept (10 000 maps held), back to back.
+/// - `round`: what the agent's worker sees in a server: 70 maps a round (≈ 7 000 new maps a
+///   second at its 100 rounds a second), kept 500 rounds (the 5 s retention: 35 000 maps held),
+///   and between rounds the 10 ms the other threads spend evicting the worker's lines (swept
+///   here by writing 32 MiB, outside the measured time).
+const DEFINITION_SHAPES: [(&str, usize, i64, bool); 2] =
+    [("warm", 1_000, 10, false), ("round", 70, 500, true)];
+
+/// Written between batches of the `round` shape to evict the caches.
+const SWEEP_BYTES: usize = 32 << 20;
 
 /// `n` never-seen maps shaped as `kind` says, numbered from `first`.
 fn definition_batch(kind: &str, first: u64, n: usize) -> Vec<u8> {
@@ -484,44 +491,56 @@ fn definition_batch(kind: &str, first: u64, n: usize) -> Vec<u8> {
 
 fn bench_definitions(c: &mut Criterion<ThreadCpuTime>) {
     let mut group = c.benchmark_group("definitions");
-    group.throughput(Throughput::Elements(DEFINITIONS as u64));
-    for kind in ["otel-span", "endpoint-request"] {
-        let mut decoder = Decoder::new();
-        let mut repo = Repository::new(RETAINED_BATCHES);
-        let mut records = Vec::with_capacity(2 * DEFINITIONS);
-        let mut next = jfrctx::core::context::repo::FIRST_DEFINED_ID;
-        let mut now = 0i64;
-        group.bench_function(BenchmarkId::from_parameter(kind), |b| {
-            b.iter_batched(
-                || {
-                    let batch = definition_batch(kind, next, DEFINITIONS);
-                    next += DEFINITIONS as u64;
-                    batch
-                },
-                |batch| {
-                    // The worker's handling of these records (`runtime::worker`): define,
-                    // release at the batch's time, collect those released RETAINED_BATCHES
-                    // batches ago.
-                    records.clear();
-                    decoder.decode(&batch, &mut records).expect("decode");
-                    now += 1;
-                    for r in records.drain(..) {
-                        match r {
-                            Record::Define { id, map } => repo.define(id, map).expect("define"),
-                            Record::Release(id) => assert!(repo.release(id, now)),
-                            _ => unreachable!("only definitions and releases"),
+    let mut sweep = vec![0u8; SWEEP_BYTES];
+    for (shape, per_batch, retained, cold) in DEFINITION_SHAPES {
+        group.throughput(Throughput::Elements(per_batch as u64));
+        for kind in ["otel-span", "endpoint-request"] {
+            let mut decoder = Decoder::new();
+            let mut repo = Repository::new(retained);
+            let mut records = Vec::with_capacity(2 * per_batch);
+            let mut next = jfrctx::core::context::repo::FIRST_DEFINED_ID;
+            let mut now = 0i64;
+            let id = format!("{kind}/{shape}");
+            group.bench_function(BenchmarkId::from_parameter(id), |b| {
+                b.iter_batched(
+                    || {
+                        let batch = definition_batch(kind, next, per_batch);
+                        next += per_batch as u64;
+                        if cold {
+                            for line in sweep.chunks_mut(64) {
+                                line[0] = line[0].wrapping_add(1);
+                            }
+                            black_box(&sweep);
                         }
-                    }
-                    let freed = repo.collect(now);
-                    assert!(
-                        freed == DEFINITIONS || (now <= RETAINED_BATCHES && freed == 0),
-                        "a batch's maps freed after their retention ({freed} at {now})"
-                    );
-                    black_box(freed)
-                },
-                criterion::BatchSize::PerIteration,
-            )
-        });
+                        batch
+                    },
+                    |batch| {
+                        // The worker's handling of these records (`runtime::worker`): define,
+                        // release at the batch's time, collect those released `retained`
+                        // batches ago.
+                        records.clear();
+                        decoder.decode(&batch, &mut records).expect("decode");
+                        now += 1;
+                        for r in records.drain(..) {
+                            match r {
+                                Record::Define { id, raw } => {
+                                    repo.define_raw(id, &batch[raw], now).expect("define")
+                                }
+                                Record::Release(id) => assert!(repo.release(id, now)),
+                                _ => unreachable!("only definitions and releases"),
+                            }
+                        }
+                        let freed = repo.collect(now);
+                        assert!(
+                            freed == per_batch || (now <= retained && freed == 0),
+                            "a batch's maps freed after their retention ({freed} at {now})"
+                        );
+                        black_box(freed)
+                    },
+                    criterion::BatchSize::PerIteration,
+                )
+            });
+        }
     }
     group.finish();
 }

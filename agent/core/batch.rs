@@ -7,10 +7,12 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::ops::Range;
 use std::sync::Arc;
 
 use crate::core::clock::Bracket;
-use crate::core::model::{ContextMap, Frame, RawSample, ThreadInfo};
+use crate::core::context::repo::raw::RawMap;
+use crate::core::model::{Frame, RawSample, ThreadInfo};
 
 pub const TAG_STRING: u8 = 1;
 pub const TAG_SAMPLE: u8 = 2;
@@ -32,13 +34,12 @@ pub enum Record {
     StreamEnd(String),
     /// A context map the facade numbered itself (`Definitions.define`), as the facade built it
     /// (sorted, unique keys: the repository checks); keys and values inline, not in the string
-    /// table (values such as request ids are seldom repeated). Decoded straight into the
-    /// map's own compact form: one string and its end offsets, two allocations per map whatever
-    /// its size, where a `String` per key and per value made the worker's allocator its largest
-    /// cost with a new map per request (bench/README §10).
+    /// table (values such as request ids are seldom repeated). `raw` is where its wire form
+    /// (entry count, then each key's and value's length and UTF-8) lies in the batch: the
+    /// repository keeps it as it is (`Repository::define_raw`) until a sample needs the map.
     Define {
         id: u64,
-        map: ContextMap,
+        raw: Range<usize>,
     },
     /// The facade object holding a defined (or interned) id is gone: one reference dropped.
     Release(u64),
@@ -179,43 +180,16 @@ impl Decoder {
         Ok(())
     }
 
+    /// Only the record's lengths are checked here; its keys and values when it is defined.
     fn define(r: &mut Reader<'_>, start: usize) -> Result<Record, BatchError> {
         let trunc = truncated(start, "define");
         let id = r.i64().ok_or_else(trunc)? as u64;
-        let count = r.u16().ok_or_else(trunc)? as usize;
-        // The texts are read twice: first their total length (one exact allocation), then
-        // their bytes. Bounded by the record's own length fields.
-        let texts_at = r.pos;
-        let mut total = 0usize;
-        for _ in 0..2 * count {
-            let len = r.u32().ok_or_else(trunc)? as usize;
-            r.take(len).ok_or_else(trunc)?;
-            total += len;
-        }
-        r.pos = texts_at;
-        let mut text = String::with_capacity(total);
-        let mut ends = Vec::with_capacity(2 * count);
-        for _ in 0..2 * count {
-            text.push_str(Self::inline_text(r, start, trunc)?);
-            ends.push(text.len() as u32);
-        }
-        // Whole UTF-8 pieces, in order: the parts always form a map.
-        let map = ContextMap::from_parts(text, ends).ok_or_else(trunc)?;
-        Ok(Record::Define { id, map })
-    }
-
-    /// `u32` byte length, then UTF-8.
-    fn inline_text<'a>(
-        r: &mut Reader<'a>,
-        start: usize,
-        trunc: impl Fn() -> BatchError,
-    ) -> Result<&'a str, BatchError> {
-        let len = r.u32().ok_or_else(&trunc)? as usize;
         let at = r.pos;
-        let raw = r.take(len).ok_or_else(&trunc)?;
-        std::str::from_utf8(raw).map_err(|_| BatchError::BadUtf8 {
-            offset: at.max(start),
-            id: u32::MAX,
+        let len = RawMap::measure(&r.bytes[at..]).ok_or_else(trunc)?;
+        r.pos += len;
+        Ok(Record::Define {
+            id,
+            raw: at..at + len,
         })
     }
 

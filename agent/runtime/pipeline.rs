@@ -19,7 +19,7 @@ pub fn join_pending(
     pending: &mut VecDeque<RawSample>,
     calibration: Option<Calibration>,
     joiner: &Joiner,
-    repo: &Repository,
+    repo: &mut Repository,
     last: bool,
     mut emit: impl FnMut(ContextualSample),
 ) {

@@ -5,7 +5,7 @@ use crate::core::batch::{Decoder, Record};
 use crate::core::clock::Calibrator;
 use crate::core::filter::Filter;
 use crate::core::join::Joiner;
-use crate::core::model::{ContextMap, ContextualSample, RawSample};
+use crate::core::model::{ContextualSample, RawSample};
 use crate::options::Config;
 use crate::runtime::faults::{take_panic, test_panic, PANIC_DEFINE, PANIC_WORKER};
 use crate::runtime::pipeline;
@@ -106,7 +106,10 @@ impl Core {
                 match record {
                     Record::Sample(s) => self.pending.push_back(s),
                     Record::Calibration(b) => self.calibrator.add(b),
-                    Record::Define { id, map } => define(a, &mut self.definition_errors, id, map),
+                    Record::Define { id, raw } => {
+                        let raw = bytes.get(raw).unwrap_or_default();
+                        define(a, &mut self.definition_errors, id, raw, now);
+                    }
                     Record::Release(id) => {
                         a.repo.lock().release(id, now);
                     }
@@ -158,7 +161,7 @@ impl Core {
 
     fn join_pending(&mut self, a: &Shared, last: bool) {
         let calibration = self.calibrator.calibration();
-        let repo = a.repo.lock();
+        let mut repo = a.repo.lock();
         // Read once per round: a filter set now applies to every sample decided from here on.
         let filter = a.filter.lock().clone();
         if last && calibration.is_none() && !self.pending.is_empty() {
@@ -175,7 +178,7 @@ impl Core {
             &mut self.pending,
             calibration,
             &self.joiner,
-            &repo,
+            &mut repo,
             last,
             |s| out.emit(s, filter.as_deref()),
         );
@@ -197,10 +200,10 @@ impl Core {
 
 /// A map the facade numbered itself. Bad input or a panic costs that one context (its
 /// samples are unknown, `context_released`), logged once; the round goes on.
-pub(super) fn define(a: &Shared, errors: &mut u64, id: u64, map: ContextMap) {
+pub(super) fn define(a: &Shared, errors: &mut u64, id: u64, raw: &[u8], now: i64) {
     let defined = catch_unwind(AssertUnwindSafe(|| {
         test_panic(PANIC_DEFINE);
-        a.repo.lock().define(id, map)
+        a.repo.lock().define_raw(id, raw, now)
     }));
     let problem = match defined {
         Ok(Ok(())) => return,

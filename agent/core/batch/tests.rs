@@ -279,29 +279,38 @@ fn empty_batch_is_fine() {
 
 #[test]
 fn definitions_and_releases_round_trip_with_inline_text() {
+    use crate::core::context::repo::raw::{encode, RawMap};
     let mut e = Encoder::new();
     e.define(1 << 62, &[("endpoint", "/a"), ("request", "é42")]);
     e.release(1 << 62);
     e.define((1 << 62) + 1, &[]);
+    let bytes = e.bytes().to_vec();
     let mut out = Vec::new();
-    Decoder::new().decode(e.bytes(), &mut out).unwrap();
+    Decoder::new().decode(&bytes, &mut out).unwrap();
+    let first = encode(&[("endpoint", "/a"), ("request", "é42")]);
+    // tag, id, then the wire map; a release is tag and id
+    let second_at = 9 + first.len() + 9 + 9;
     assert_eq!(
         out,
         vec![
             Record::Define {
                 id: 1 << 62,
-                map: ContextMap::from_pairs(&[("endpoint", "/a"), ("request", "é42")])
+                raw: 9..9 + first.len()
             },
             Record::Release(1 << 62),
             Record::Define {
                 id: (1 << 62) + 1,
-                map: ContextMap::default()
+                raw: second_at..second_at + 2
             },
         ]
     );
-    let Record::Define { map, .. } = &out[0] else {
+    let Record::Define { raw, .. } = &out[0] else {
         unreachable!()
     };
+    let map = RawMap::parse(&bytes[raw.clone()])
+        .unwrap()
+        .to_map()
+        .unwrap();
     assert_eq!(
         map.iter().collect::<Vec<_>>(),
         vec![("endpoint", "/a"), ("request", "é42")]

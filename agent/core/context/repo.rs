@@ -5,6 +5,12 @@
 //! zero stays resolvable for `retention_ns` (samples taken while it was installed are joined up to
 //! that long afterwards) and is then freed by `collect`. Interning an identical map before then
 //! revives the same id.
+//!
+//! Maps the facade numbers itself (`define_raw`, from the stream's definition records) are kept
+//! in their wire form in append-only blocks (`blocks`, `raw`) and built into a `ContextMap` only
+//! when a sample needs one (`get`): a server makes thousands of request-scoped maps a second and
+//! samples a few of them, and a map per allocation freed five seconds later, on memory long
+//! since out of the caches, made the worker's allocator its largest cost (bench/README §10).
 
 use std::collections::{hash_map, HashMap, VecDeque};
 use std::sync::Arc;
@@ -12,6 +18,12 @@ use std::sync::Arc;
 use ahash::RandomState;
 
 use crate::core::model::{ContextId, ContextMap, EMPTY_CONTEXT};
+
+pub mod blocks;
+pub mod raw;
+
+use blocks::{Blocks, Place};
+use raw::RawMap;
 
 /// Longest accepted key, in bytes.
 pub const MAX_KEY_BYTES: usize = 1024;
@@ -26,9 +38,20 @@ pub const DEFAULT_MAX_IDS: usize = 1 << 22;
 /// (`Natives.intern`). The facade's counter starts here; the agent's never gets close.
 pub const FIRST_DEFINED_ID: ContextId = 1 << 62;
 
+/// A block still referred to after this long (at least) has its maps taken out, so that a
+/// long-lived map does not pin the block of thousands of freed ones: twice the retention.
+const MIN_BLOCK_AGE_NS: i64 = 1_000_000_000;
+
+#[derive(Debug)]
+enum Stored {
+    Map(Arc<ContextMap>),
+    /// A defined map still in its wire form, built by the first `get`.
+    Raw(Place),
+}
+
 #[derive(Debug)]
 struct Entry {
-    map: Arc<ContextMap>,
+    stored: Stored,
     refs: u64,
     /// When `refs == 0`: the time from which `collect` frees the entry.
     due: Option<i64>,
@@ -50,6 +73,7 @@ pub struct Repository {
     next_id: ContextId,
     interned_total: u64,
     empty: Arc<ContextMap>,
+    blocks: Blocks,
 }
 
 /// Checks the contract of a map from the facade (`Natives.intern`, `Definitions.define`): keys
@@ -109,6 +133,7 @@ impl Repository {
             next_id: EMPTY_CONTEXT + 1,
             interned_total: 0,
             empty: Arc::new(ContextMap::default()),
+            blocks: Blocks::default(),
         }
     }
 
@@ -151,7 +176,7 @@ impl Repository {
         self.by_id.insert(
             id,
             Entry {
-                map,
+                stored: Stored::Map(map),
                 refs: 1,
                 due: None,
                 owns_slot: true,
@@ -166,6 +191,29 @@ impl Repository {
     /// on bad input, an id outside the facade's range or already defined, and past the id bound;
     /// the id then stays unknown and its samples are reported `context_released`.
     pub fn define(&mut self, id: ContextId, map: ContextMap) -> Result<(), String> {
+        self.check_new_defined(id)?;
+        validate(&map)?;
+        let map = match self.by_map.get_key_value(&map) {
+            Some((shared, _)) => shared.clone(),
+            None => Arc::new(map),
+        };
+        self.insert_defined(id, Stored::Map(map));
+        Ok(())
+    }
+
+    /// As [`Repository::define`], for a map in its wire form (`raw`, from a definition record),
+    /// kept as it is until a sample needs it; `now_ns` dates its block.
+    pub fn define_raw(&mut self, id: ContextId, raw: &[u8], now_ns: i64) -> Result<(), String> {
+        self.check_new_defined(id)?;
+        RawMap::parse(raw)
+            .ok_or_else(|| "malformed context definition".to_string())?
+            .validate()?;
+        let place = self.blocks.push(id, raw, now_ns);
+        self.insert_defined(id, Stored::Raw(place));
+        Ok(())
+    }
+
+    fn check_new_defined(&self, id: ContextId) -> Result<(), String> {
         if !(FIRST_DEFINED_ID..(1 << 63)).contains(&id) {
             return Err(format!("context id {id} is outside the facade's range"));
         }
@@ -178,22 +226,20 @@ impl Repository {
                 self.max_ids
             ));
         }
-        validate(&map)?;
-        let map = match self.by_map.get_key_value(&map) {
-            Some((shared, _)) => shared.clone(),
-            None => Arc::new(map),
-        };
+        Ok(())
+    }
+
+    fn insert_defined(&mut self, id: ContextId, stored: Stored) {
         self.by_id.insert(
             id,
             Entry {
-                map,
+                stored,
                 refs: 1,
                 due: None,
                 owns_slot: false,
             },
         );
         self.interned_total += 1;
-        Ok(())
     }
 
     /// Drops one reference on `id`; at zero the id is freed by a `collect` at or after
@@ -219,12 +265,18 @@ impl Repository {
         true
     }
 
-    /// The map of `id`: an empty map for `EMPTY_CONTEXT`, `None` when unknown or freed.
-    pub fn get(&self, id: ContextId) -> Option<Arc<ContextMap>> {
+    /// The map of `id`: an empty map for `EMPTY_CONTEXT`, `None` when unknown or freed. A
+    /// defined map still in its wire form is built now, once.
+    pub fn get(&mut self, id: ContextId) -> Option<Arc<ContextMap>> {
         if id == EMPTY_CONTEXT {
             return Some(self.empty.clone());
         }
-        self.by_id.get(&id).map(|e| e.map.clone())
+        let entry = self.by_id.get_mut(&id)?;
+        build(&mut self.blocks, entry);
+        match &entry.stored {
+            Stored::Map(map) => Some(map.clone()),
+            Stored::Raw(_) => None,
+        }
     }
 
     /// References currently held on `id` (0 when unknown).
@@ -246,15 +298,48 @@ impl Repository {
                 let e = o.get();
                 if e.refs == 0 && e.due == Some(due) {
                     let entry = o.remove();
-                    // Only an interned id owns the content's slot (defined ids share memory).
-                    if entry.owns_slot {
-                        self.by_map.remove(&*entry.map);
+                    match &entry.stored {
+                        // Only an interned id owns the content's slot (defined ids share memory).
+                        Stored::Map(map) if entry.owns_slot => {
+                            self.by_map.remove(&**map);
+                        }
+                        Stored::Map(_) => {}
+                        Stored::Raw(place) => self.blocks.unref(place),
                     }
                     freed += 1;
                 }
             }
         }
+        self.take_out_of_old_blocks(now_ns);
         freed
+    }
+
+    /// Builds the maps still referring to blocks older than twice the retention, so that those
+    /// blocks are freed.
+    fn take_out_of_old_blocks(&mut self, now_ns: i64) {
+        let age = self.retention_ns.saturating_mul(2).max(MIN_BLOCK_AGE_NS);
+        let before = now_ns.saturating_sub(age);
+        while let Some((seq, ids)) = self.blocks.take_old_front(before) {
+            for id in ids {
+                if let Some(entry) = self.by_id.get_mut(&id) {
+                    if matches!(&entry.stored, Stored::Raw(p) if p.block == seq) {
+                        build(&mut self.blocks, entry);
+                    }
+                }
+            }
+            if self
+                .blocks
+                .take_old_front(before)
+                .is_some_and(|(s, _)| s == seq)
+            {
+                break; // a map that would not build: it keeps its block (never for a valid map)
+            }
+        }
+    }
+
+    /// Blocks holding defined maps in their wire form, and the bytes they reserve.
+    pub fn blocks(&self) -> (usize, usize) {
+        (self.blocks.len(), self.blocks.reserved())
     }
 
     /// Ids held (live or awaiting reclamation).
@@ -279,6 +364,18 @@ impl Repository {
     pub fn retention_ns(&self) -> i64 {
         self.retention_ns
     }
+}
+
+/// Builds `entry`'s map from its wire form, if it is still in it, and lets go of its block.
+fn build(blocks: &mut Blocks, entry: &mut Entry) {
+    let Stored::Raw(place) = &entry.stored else {
+        return;
+    };
+    let Some(map) = RawMap::parse(blocks.get(place)).and_then(|r| r.to_map()) else {
+        return;
+    };
+    blocks.unref(place);
+    entry.stored = Stored::Map(Arc::new(map));
 }
 
 #[cfg(test)]

@@ -36,7 +36,7 @@ fn interns_identical_maps_to_one_id() {
 
 #[test]
 fn empty_context_and_unknown_ids() {
-    let r = repo();
+    let mut r = repo();
     assert_eq!(r.get(EMPTY_CONTEXT).map(|m| m.is_empty()), Some(true));
     assert!(r.get(12345).is_none());
     assert!(r.get(u64::MAX).is_none());
@@ -195,4 +195,87 @@ fn a_shortened_retention_never_frees_before_what_was_scheduled_earlier() {
     assert!(r.get(b).is_some());
     assert_eq!(r.collect(100), 2);
     assert!(r.get(a).is_none() && r.get(b).is_none());
+}
+
+fn wire(pairs: &[(&str, &str)]) -> Vec<u8> {
+    raw::encode(pairs)
+}
+
+#[test]
+fn raw_definitions_are_built_on_first_get_and_their_blocks_freed() {
+    let mut r = repo();
+    let a = FIRST_DEFINED_ID;
+    r.define_raw(a, &wire(&[("span_id", "1"), ("trace_id", "t")]), 0)
+        .unwrap();
+    r.define_raw(a + 1, &wire(&[("span_id", "2")]), 0).unwrap();
+    assert_eq!(r.blocks().0, 1, "both in one block");
+    assert_eq!(r.interned_total(), 2);
+    let map = r.get(a).unwrap();
+    assert_eq!(map.get("trace_id"), Some("t"));
+    assert!(Arc::ptr_eq(&map, &r.get(a).unwrap()), "built once");
+    assert!(r.release(a, 10) && r.release(a + 1, 10));
+    assert_eq!(r.get(a + 1).unwrap().get("span_id"), Some("2"));
+    assert_eq!(r.collect(10 + 1_000), 2);
+    assert!(r.get(a).is_none() && r.get(a + 1).is_none());
+    assert_eq!(r.blocks(), (0, 0), "nothing refers to the block any more");
+}
+
+#[test]
+fn raw_definitions_never_built_still_free_their_block() {
+    let mut r = repo();
+    for i in 0..1_000 {
+        let id = FIRST_DEFINED_ID + i;
+        r.define_raw(id, &wire(&[("request", &i.to_string())]), 0)
+            .unwrap();
+        assert!(r.release(id, 5));
+    }
+    assert_eq!(r.collect(1_005), 1_000);
+    assert_eq!(r.len(), 0);
+    assert_eq!(r.blocks(), (0, 0));
+}
+
+#[test]
+fn a_long_lived_raw_map_is_taken_out_of_its_old_block() {
+    let mut r = repo(); // retention 1 µs: blocks older than 1 s are emptied
+    let kept = FIRST_DEFINED_ID;
+    r.define_raw(kept, &wire(&[("snapshot", "yes")]), 0)
+        .unwrap();
+    for i in 1..100 {
+        r.define_raw(kept + i, &wire(&[("request", &i.to_string())]), 0)
+            .unwrap();
+        r.release(kept + i, 0);
+    }
+    assert_eq!(r.collect(500_000_000), 99);
+    assert_eq!(r.blocks().0, 1, "pinned by the live map, not yet old");
+    r.collect(1_000_000_000);
+    assert_eq!(r.blocks(), (0, 0), "its map was taken out");
+    assert_eq!(r.get(kept).unwrap().get("snapshot"), Some("yes"));
+    assert_eq!(r.refs(kept), 1);
+    assert!(r.release(kept, 2_000_000_000));
+    assert_eq!(r.collect(2_000_001_000), 1);
+}
+
+#[test]
+fn bad_raw_definitions_are_refused_with_a_reason() {
+    let mut r = repo();
+    let id = FIRST_DEFINED_ID;
+    let unsorted = r.define_raw(id, &wire(&[("b", "1"), ("a", "2")]), 0);
+    assert!(unsorted.unwrap_err().contains("not sorted"));
+    let mut cut = wire(&[("k", "v")]);
+    cut.pop();
+    assert_eq!(
+        r.define_raw(id, &cut, 0).unwrap_err(),
+        "malformed context definition"
+    );
+    assert!(r
+        .define_raw(5, &wire(&[]), 0)
+        .unwrap_err()
+        .contains("range"));
+    r.define_raw(id, &wire(&[]), 0).unwrap();
+    assert!(r
+        .define_raw(id, &wire(&[]), 0)
+        .unwrap_err()
+        .contains("twice"));
+    assert_eq!(r.len(), 1);
+    assert_eq!(r.blocks().0, 1, "refused maps take no room");
 }
