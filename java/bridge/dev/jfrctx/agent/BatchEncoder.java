@@ -229,24 +229,19 @@ final class BatchEncoder {
 
     /**
      * Appends every context definition and release queued in {@link Definitions}: tag 5 = id
-     * (i64), entry count (u16), then per key and value a byte length (u32) and UTF-8; tag 6 = id
-     * (i64). Keys and values inline, not in the string table, which lives as long as the agent.
+     * (i64), then the map's wire form as {@link Definitions#encode} made it (entry count u16,
+     * per key and value a byte length u32 and UTF-8); tag 6 = id (i64). Keys and values inline,
+     * not in the string table, which lives as long as the agent.
      */
     void addDefinitions() {
         for (Definitions.Node d = Definitions.drain(); d != null; d = d.next) {
-            if (d.kv == null) {
+            if (d.wire == null) {
                 ensure(9);
                 buf.put(TAG_RELEASE).putLong(d.id);
                 continue;
             }
-            int pairs = d.kv.length / 2;
-            ensure(11);
-            buf.put(TAG_DEFINE).putLong(d.id).putShort((short) pairs);
-            for (int i = 0; i < 2 * pairs; i++) {
-                byte[] text = d.kv[i].getBytes(StandardCharsets.UTF_8);
-                ensure(4 + text.length);
-                buf.putInt(text.length).put(text);
-            }
+            ensure(9 + d.wire.length);
+            buf.put(TAG_DEFINE).putLong(d.id).put(d.wire);
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.jfrctx.agent;
 
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -13,6 +14,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * installed before it was taken, and the map was pushed here before it was installed; every batch
  * is delivered after the samples in it were taken, and each delivery first drains what is here.
  * So the map arrives in the same batch as the first sample that needs it, or earlier.
+ *
+ * <p>The map is encoded here, on the thread that built it (its strings are in that thread's
+ * cache), into the batch's wire form: the stream then copies one array per map instead of
+ * reading every key and value object of another thread's map (bench/README §10).
  *
  * <p>A lock-free stack (one CAS per map, per release); drained in push order. After the stream
  * has ended nobody drains it: {@link #close} makes later maps cost nothing and get an id the
@@ -29,15 +34,16 @@ public final class Definitions {
 
     private static final AtomicLong NEXT = new AtomicLong(FIRST_ID);
 
-    /** A definition ({@code kv != null}) or a release ({@code kv == null}) of {@code id}. */
+    /** A definition ({@code wire != null}) or a release ({@code wire == null}) of {@code id}. */
     static final class Node {
         final long id;
-        final String[] kv;
+        /** The map in the batch's wire form ({@link #encode}). */
+        final byte[] wire;
         Node next;
 
-        Node(long id, String[] kv) {
+        Node(long id, byte[] wire) {
             this.id = id;
-            this.kv = kv;
+            this.wire = wire;
         }
     }
 
@@ -55,9 +61,69 @@ public final class Definitions {
         if (closed) {
             return UNDEFINED;
         }
+        byte[] wire = encode(kv);
         long id = NEXT.getAndIncrement();
-        push(new Node(id, kv));
+        push(new Node(id, wire));
         return id;
+    }
+
+    /**
+     * The wire form of a map (ARCHITECTURE.md, "Batch format", tag 5): entry count (u16), then
+     * for each key and each value its UTF-8 length (u32) and bytes, little-endian. One array,
+     * written char by char while every char is ASCII (keys and most values), else by
+     * {@link #encodeUtf8}.
+     */
+    static byte[] encode(String[] kv) {
+        int size = 2 + 4 * kv.length;
+        for (String s : kv) {
+            size += s.length();
+        }
+        byte[] out = new byte[size];
+        int pairs = kv.length / 2;
+        out[0] = (byte) pairs;
+        out[1] = (byte) (pairs >>> 8);
+        int p = 2;
+        for (String s : kv) {
+            int len = s.length();
+            putInt(out, p, len);
+            p += 4;
+            for (int i = 0; i < len; i++) {
+                char c = s.charAt(i);
+                if (c >= 0x80) {
+                    return encodeUtf8(kv);
+                }
+                out[p++] = (byte) c;
+            }
+        }
+        return out;
+    }
+
+    /** {@link #encode} for maps with a non-ASCII char. */
+    static byte[] encodeUtf8(String[] kv) {
+        byte[][] texts = new byte[kv.length][];
+        int size = 2 + 4 * kv.length;
+        for (int i = 0; i < kv.length; i++) {
+            texts[i] = kv[i].getBytes(StandardCharsets.UTF_8);
+            size += texts[i].length;
+        }
+        byte[] out = new byte[size];
+        int pairs = kv.length / 2;
+        out[0] = (byte) pairs;
+        out[1] = (byte) (pairs >>> 8);
+        int p = 2;
+        for (byte[] t : texts) {
+            putInt(out, p, t.length);
+            System.arraycopy(t, 0, out, p + 4, t.length);
+            p += 4 + t.length;
+        }
+        return out;
+    }
+
+    private static void putInt(byte[] out, int at, int v) {
+        out[at] = (byte) v;
+        out[at + 1] = (byte) (v >>> 8);
+        out[at + 2] = (byte) (v >>> 16);
+        out[at + 3] = (byte) (v >>> 24);
     }
 
     /**

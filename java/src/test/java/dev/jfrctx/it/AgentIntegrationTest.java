@@ -57,7 +57,7 @@ public class AgentIntegrationTest {
             m.put("color", "red");
         } else if (method.equals("it_blue")) {
             m.put("color", "blue");
-            m.put("shade", "dark");
+            m.put("shade", ItWorkload.SHADE_VALUE);
         }
         return m;
     }

@@ -20,6 +20,8 @@ import java.util.List;
 public final class ItWorkload {
     static final RecordingContextKey COLOR = RecordingContextKey.forName("color");
     static final RecordingContextKey SHADE = RecordingContextKey.forName("shade");
+    /** Not ASCII (two-, three- and four-byte UTF-8): the agent must get it exactly. */
+    static final String SHADE_VALUE = "dark bl\u00e5 \u2615 \ud834\udd1e";
     static volatile long sink;
 
     private ItWorkload() {
@@ -109,7 +111,7 @@ public final class ItWorkload {
                     try (RecordingContext red = RecordingContext.where(COLOR, "red").build()) {
                         local += it_red(System.nanoTime() + 2_000_000);
                     }
-                    try (RecordingContext blue = RecordingContext.where(COLOR, "blue").where(SHADE, "dark").build()) {
+                    try (RecordingContext blue = RecordingContext.where(COLOR, "blue").where(SHADE, SHADE_VALUE).build()) {
                         local += it_blue(System.nanoTime() + 2_000_000);
                     }
                     local += it_none(System.nanoTime() + 2_000_000);
