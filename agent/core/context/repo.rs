@@ -12,7 +12,7 @@
 //! samples a few of them, and a map per allocation freed five seconds later, on memory long
 //! since out of the caches, made the worker's allocator its largest cost (bench/README §10).
 
-use std::collections::{hash_map, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use ahash::RandomState;
@@ -20,9 +20,11 @@ use ahash::RandomState;
 use crate::core::model::{ContextId, ContextMap, EMPTY_CONTEXT};
 
 pub mod blocks;
+pub mod ids;
 pub mod raw;
 
 use blocks::{Blocks, Place};
+use ids::Ids;
 use raw::RawMap;
 
 /// Longest accepted key, in bytes.
@@ -41,6 +43,10 @@ pub const FIRST_DEFINED_ID: ContextId = 1 << 62;
 /// A block still referred to after this long (at least) has its maps taken out, so that a
 /// long-lived map does not pin the block of thousands of freed ones: twice the retention.
 const MIN_BLOCK_AGE_NS: i64 = 1_000_000_000;
+
+/// Most ids the window of defined ids spans (`ids.rs`): ≈ 9 s of a server's 7 000 new maps a
+/// second; past it, the oldest entries still held move to the hash map.
+const MAX_WINDOW: usize = 1 << 16;
 
 #[derive(Debug)]
 enum Stored {
@@ -65,7 +71,7 @@ struct Entry {
 pub struct Repository {
     retention_ns: i64,
     max_ids: usize,
-    by_id: HashMap<ContextId, Entry, RandomState>,
+    by_id: Ids<Entry>,
     by_map: HashMap<Arc<ContextMap>, ContextId, RandomState>,
     /// Scheduled removals `(due, id)` in due order (dues never decrease: see `release`); stale
     /// ones (revived, or rescheduled) are skipped.
@@ -127,7 +133,7 @@ impl Repository {
         Repository {
             retention_ns: retention_ns.max(0),
             max_ids: DEFAULT_MAX_IDS,
-            by_id: HashMap::default(),
+            by_id: Ids::new(FIRST_DEFINED_ID),
             by_map: HashMap::default(),
             schedule: VecDeque::new(),
             next_id: EMPTY_CONTEXT + 1,
@@ -155,7 +161,7 @@ impl Repository {
         let map = ContextMap::from_pairs(&entries);
         validate(&map)?;
         if let Some(&id) = self.by_map.get(&map) {
-            if let Some(entry) = self.by_id.get_mut(&id) {
+            if let Some(entry) = self.by_id.get_mut(id) {
                 entry.refs = entry.refs.saturating_add(1);
                 entry.due = None;
                 return Ok(id);
@@ -217,7 +223,7 @@ impl Repository {
         if !(FIRST_DEFINED_ID..(1 << 63)).contains(&id) {
             return Err(format!("context id {id} is outside the facade's range"));
         }
-        if self.by_id.contains_key(&id) {
+        if self.by_id.contains(id) {
             return Err(format!("context id {id} defined twice"));
         }
         if self.by_id.len() >= self.max_ids {
@@ -247,7 +253,7 @@ impl Repository {
     /// shortened or `now_ns` went back: the schedule stays in order). Returns `false` (and changes nothing) for `EMPTY_CONTEXT`, an unknown
     /// id, or an id without references left.
     pub fn release(&mut self, id: ContextId, now_ns: i64) -> bool {
-        let Some(entry) = self.by_id.get_mut(&id) else {
+        let Some(entry) = self.by_id.get_mut(id) else {
             return false;
         };
         if entry.refs == 0 {
@@ -271,7 +277,7 @@ impl Repository {
         if id == EMPTY_CONTEXT {
             return Some(self.empty.clone());
         }
-        let entry = self.by_id.get_mut(&id)?;
+        let entry = self.by_id.get_mut(id)?;
         build(&mut self.blocks, entry);
         match &entry.stored {
             Stored::Map(map) => Some(map.clone()),
@@ -281,7 +287,7 @@ impl Repository {
 
     /// References currently held on `id` (0 when unknown).
     pub fn refs(&self, id: ContextId) -> u64 {
-        self.by_id.get(&id).map_or(0, |e| e.refs)
+        self.by_id.get(id).map_or(0, |e| e.refs)
     }
 
     /// Frees the ids whose reclamation time is `<= now_ns` and that were not revived. Returns how
@@ -293,11 +299,13 @@ impl Repository {
                 break;
             }
             self.schedule.pop_front();
-            // One lookup: the entry is removed only when this schedule entry is its current one.
-            if let hash_map::Entry::Occupied(o) = self.by_id.entry(id) {
-                let e = o.get();
-                if e.refs == 0 && e.due == Some(due) {
-                    let entry = o.remove();
+            // The entry is removed only when this schedule entry is its current one.
+            let current = self
+                .by_id
+                .get(id)
+                .is_some_and(|e| e.refs == 0 && e.due == Some(due));
+            if current {
+                if let Some(entry) = self.by_id.remove(id) {
                     match &entry.stored {
                         // Only an interned id owns the content's slot (defined ids share memory).
                         Stored::Map(map) if entry.owns_slot => {
@@ -311,6 +319,7 @@ impl Repository {
             }
         }
         self.take_out_of_old_blocks(now_ns);
+        self.by_id.bound_window(MAX_WINDOW);
         freed
     }
 
@@ -321,7 +330,7 @@ impl Repository {
         let before = now_ns.saturating_sub(age);
         while let Some((seq, ids)) = self.blocks.take_old_front(before) {
             for id in ids {
-                if let Some(entry) = self.by_id.get_mut(&id) {
+                if let Some(entry) = self.by_id.get_mut(id) {
                     if matches!(&entry.stored, Stored::Raw(p) if p.block == seq) {
                         build(&mut self.blocks, entry);
                     }
