@@ -19,12 +19,12 @@
 //! which a store is issued but not yet visible to us (store buffers); samples later than
 //! `now - safety` are deferred to a later round.
 
-use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use crate::core::context::history::{History, DEFAULT_MAX_POINTS};
+use crate::core::context::ids::Ids;
 use crate::core::context::ring::{DrainOutcome, Ring, Transition, MAX_GROWN_CAPACITY};
 use crate::core::model::{ContextId, UnknownReason, EMPTY_CONTEXT};
 
@@ -34,6 +34,10 @@ pub const DEFAULT_SAFETY_NS: i64 = 1_000_000;
 const MAX_EARLY_RELEASES: usize = 4096;
 /// Ranges of forgotten thread ids remembered at most (see [`Forgotten`]).
 const MAX_FORGOTTEN_RANGES: usize = 1 << 16;
+/// Most thread ids the window of thread states spans (`context/ids.rs`): 6.5 s of a server
+/// starting 20 000 virtual threads a second; past it the oldest states still kept (long-lived
+/// platform threads) move to the hash map.
+const MAX_THREAD_WINDOW: usize = 1 << 17;
 
 /// Outcome of joining one sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -178,13 +182,15 @@ pub struct Joiner {
     retention_ns: i64,
     safety_ns: i64,
     history_limit: usize,
-    threads: IdMap<ThreadState>,
+    /// By Java thread id: a window for the ids handed out in order (`context/ids.rs`).
+    threads: Ids<ThreadState>,
     /// Threads with a ring: the only ones `drain` and `prune` visit, so that the histories of
     /// ended threads (thousands with thread-per-request virtual threads) cost nothing per round.
     live: IdSet,
-    /// `(released_at, thread)` of released threads, oldest first: `prune` forgets them from it.
-    /// Entries of threads registered again since are stale and skipped.
-    releases: BinaryHeap<Reverse<(i64, u64)>>,
+    /// `(due, thread, released_at)` of released threads, in due order (`due` is `released_at`,
+    /// or the latest due before it when that is later: never out of order), from which `prune`
+    /// forgets them. Entries of threads registered again since are stale and skipped.
+    releases: VecDeque<(i64, u64, i64)>,
     /// Threads dropped by `prune`: not "never registered".
     forgotten: Forgotten,
     /// Ring handle → thread id, for `release_ring`.
@@ -256,9 +262,9 @@ impl Joiner {
             retention_ns: retention_ns.max(0),
             safety_ns: safety_ns.max(0),
             history_limit: DEFAULT_MAX_POINTS,
-            threads: IdMap::default(),
+            threads: Ids::new(0),
             live: IdSet::default(),
-            releases: BinaryHeap::new(),
+            releases: VecDeque::new(),
             forgotten: Forgotten::default(),
             handles: IdMap::default(),
             max_handle: 0,
@@ -283,10 +289,12 @@ impl Joiner {
         let tid = ring.thread_id();
         let handle = ring.handle();
         let limit = self.history_limit;
-        let state = self
-            .threads
-            .entry(tid)
-            .or_insert_with(|| ThreadState::new(limit));
+        if !self.threads.contains(tid) {
+            self.threads.insert(tid, ThreadState::new(limit));
+        }
+        let Some(state) = self.threads.get_mut(tid) else {
+            return; // just inserted
+        };
         if let Some(old) = state.ring.take() {
             if Arc::ptr_eq(&old, &ring) {
                 state.ring = Some(old);
@@ -333,7 +341,7 @@ impl Joiner {
             }
             return false;
         };
-        let Some(state) = self.threads.get_mut(&tid) else {
+        let Some(state) = self.threads.get_mut(tid) else {
             return false;
         };
         let Some(ring) = state.ring.take() else {
@@ -351,14 +359,18 @@ impl Joiner {
         state.undrained = false;
         state.released_at = Some(now_ns);
         self.live.remove(&tid);
-        self.releases.push(Reverse((now_ns, tid)));
+        let due = self
+            .releases
+            .back()
+            .map_or(now_ns, |&(last, _, _)| now_ns.max(last));
+        self.releases.push_back((due, tid, now_ns));
         true
     }
 
     /// The Java thread `thread_id` has ended (JVMTI ThreadEnd): releases its ring, if any, as
     /// [`Joiner::release_ring`] does. Returns `false` when the thread has no live ring.
     pub fn release_thread(&mut self, thread_id: u64, now_ns: i64) -> bool {
-        let handle = match self.threads.get(&thread_id).and_then(|s| s.ring.as_ref()) {
+        let handle = match self.threads.get(thread_id).and_then(|s| s.ring.as_ref()) {
             Some(ring) => ring.handle(),
             None => return false,
         };
@@ -370,7 +382,7 @@ impl Joiner {
     pub fn drain(&mut self, now_ns: i64) {
         let mut peak = 0.0f64;
         for tid in &self.live {
-            let Some(state) = self.threads.get_mut(tid) else {
+            let Some(state) = self.threads.get_mut(*tid) else {
                 continue;
             };
             let Some(ring) = &state.ring else {
@@ -453,7 +465,7 @@ impl Joiner {
         }
         // Older than the retention: still answered where what is kept proves the answer (the
         // history keeps the point in force at its cut; see `History::lookup`).
-        let Some(state) = self.threads.get(&tid) else {
+        let Some(state) = self.threads.get(tid) else {
             if self.forgotten.contains(tid) {
                 return Decision::Unknown(UnknownReason::HistoryExpired);
             }
@@ -490,24 +502,25 @@ impl Joiner {
         };
         // Never beyond the watermark: `decide` expires samples relative to it.
         let keep_from = now_ns.min(w).saturating_sub(self.retention_ns);
-        while let Some(&Reverse((released, tid))) = self.releases.peek() {
-            if released.saturating_add(self.safety_ns) >= keep_from {
+        while let Some(&(due, tid, released)) = self.releases.front() {
+            if due.saturating_add(self.safety_ns) >= keep_from {
                 break;
             }
-            self.releases.pop();
+            self.releases.pop_front();
             // Stale when the thread registered again (or was released again later).
             if self
                 .threads
-                .get(&tid)
+                .get(tid)
                 .is_some_and(|s| s.released_at == Some(released))
             {
-                self.threads.remove(&tid);
+                self.threads.remove(tid);
                 self.forgotten.insert(tid);
             }
         }
+        self.threads.bound_window(MAX_THREAD_WINDOW);
         // A released thread's history is final and dropped whole above; only live ones grow.
         for tid in &self.live {
-            if let Some(state) = self.threads.get_mut(tid) {
+            if let Some(state) = self.threads.get_mut(*tid) {
                 state.history.prune(keep_from);
             }
         }

@@ -1,8 +1,10 @@
 //! Context store: interned maps (`repo`), the per-thread shared transition rings (`ring`), which
 //! ring each live thread writes to (`registry`) and the per-thread histories drained from them
-//! (`history`). Pure cores; `join` puts them together.
+//! (`history`), and a map by id for ids handed out in order (`ids`). Pure cores; `join` puts them
+//! together.
 
 pub mod history;
+pub mod ids;
 pub mod registry;
 pub mod repo;
 /// The one core module with unsafe code: the ring is memory shared with Java writers.

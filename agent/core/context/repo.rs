@@ -20,11 +20,10 @@ use ahash::RandomState;
 use crate::core::model::{ContextId, ContextMap, EMPTY_CONTEXT};
 
 pub mod blocks;
-pub mod ids;
 pub mod raw;
 
+use crate::core::context::ids::Ids;
 use blocks::{Blocks, Place};
-use ids::Ids;
 use raw::RawMap;
 
 /// Longest accepted key, in bytes.
@@ -44,7 +43,7 @@ pub const FIRST_DEFINED_ID: ContextId = 1 << 62;
 /// long-lived map does not pin the block of thousands of freed ones: twice the retention.
 const MIN_BLOCK_AGE_NS: i64 = 1_000_000_000;
 
-/// Most ids the window of defined ids spans (`ids.rs`): ≈ 9 s of a server's 7 000 new maps a
+/// Most ids the window of defined ids spans (`context/ids.rs`): ≈ 9 s of a server's 7 000 new maps a
 /// second; past it, the oldest entries still held move to the hash map.
 const MAX_WINDOW: usize = 1 << 16;
 

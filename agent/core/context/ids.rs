@@ -1,18 +1,17 @@
-//! The repository's entries by id. Pure.
+//! Entries by id, for ids handed out by a counter and dropped roughly in the order they were
+//! handed out. Pure.
 //!
-//! Ids the facade numbers itself (from `FIRST_DEFINED_ID`) come from one counter and are
-//! defined, released and freed roughly in that order, thousands a second: they live in a window
-//! indexed by `id - base`, appended at the back and freed from the front, so that defining,
-//! releasing and freeing one touches memory next to the last one's instead of a hash table's
-//! bucket last seen seconds ago (on a server, out of every cache). Everything else — the
-//! agent's own ids, an id far ahead of or behind the window, an entry that stays at the front
-//! while the window grows past its bound — lives in a hash map.
+//! Such ids (the maps the facade numbers itself, from `FIRST_DEFINED_ID`; Java thread ids, one
+//! per virtual thread of a thread-per-request server) arrive, are looked up and are removed
+//! thousands a second: they live in a window indexed by `id - base`, appended at the back and
+//! removed from the front, so that adding, finding and removing one touches memory next to the
+//! last one's instead of a hash table's bucket last seen seconds ago (on a server, out of every
+//! cache). Everything else — ids below `first_dense`, an id far ahead of or behind the window,
+//! an entry that stays at the front while the window grows past its bound — lives in a hash map.
 
 use std::collections::{HashMap, VecDeque};
 
 use ahash::RandomState;
-
-use crate::core::model::ContextId;
 
 /// An id this far past the window's end goes to the hash map (the window never grows by more
 /// than that at once).
@@ -20,19 +19,19 @@ const MAX_GAP: u64 = 4096;
 
 #[derive(Debug)]
 pub struct Ids<E> {
-    hashed: HashMap<ContextId, E, RandomState>,
+    hashed: HashMap<u64, E, RandomState>,
     /// Ids from here up may live in the window.
-    first_dense: ContextId,
+    first_dense: u64,
     /// How many ids `>= first_dense` are in `hashed` (none: a window miss is a miss).
     hashed_dense: usize,
     /// Id of `window[0]`.
-    base: ContextId,
+    base: u64,
     window: VecDeque<Option<E>>,
     window_live: usize,
 }
 
 impl<E> Ids<E> {
-    pub fn new(first_dense: ContextId) -> Self {
+    pub fn new(first_dense: u64) -> Self {
         Ids {
             hashed: HashMap::default(),
             first_dense,
@@ -44,23 +43,23 @@ impl<E> Ids<E> {
     }
 
     /// Index of `id` in the window, if it falls within it.
-    fn slot(&self, id: ContextId) -> Option<usize> {
+    fn slot(&self, id: u64) -> Option<usize> {
         let i = usize::try_from(id.checked_sub(self.base)?).ok()?;
         (i < self.window.len()).then_some(i)
     }
 
-    fn in_hash(&self, id: ContextId) -> bool {
+    fn in_hash(&self, id: u64) -> bool {
         id < self.first_dense || self.hashed_dense > 0
     }
 
-    pub fn get(&self, id: ContextId) -> Option<&E> {
+    pub fn get(&self, id: u64) -> Option<&E> {
         if let Some(e) = self.slot(id).and_then(|i| self.window[i].as_ref()) {
             return Some(e);
         }
         self.in_hash(id).then(|| self.hashed.get(&id)).flatten()
     }
 
-    pub fn get_mut(&mut self, id: ContextId) -> Option<&mut E> {
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut E> {
         if let Some(i) = self.slot(id).filter(|&i| self.window[i].is_some()) {
             return self.window[i].as_mut();
         }
@@ -71,12 +70,12 @@ impl<E> Ids<E> {
         }
     }
 
-    pub fn contains(&self, id: ContextId) -> bool {
+    pub fn contains(&self, id: u64) -> bool {
         self.get(id).is_some()
     }
 
     /// Adds `e` as `id`'s entry; the caller has checked that `id` has none.
-    pub fn insert(&mut self, id: ContextId, e: E) {
+    pub fn insert(&mut self, id: u64, e: E) {
         if id >= self.first_dense {
             if self.window.is_empty() {
                 self.base = id;
@@ -100,7 +99,7 @@ impl<E> Ids<E> {
         self.hashed.insert(id, e);
     }
 
-    pub fn remove(&mut self, id: ContextId) -> Option<E> {
+    pub fn remove(&mut self, id: u64) -> Option<E> {
         if let Some(i) = self.slot(id).filter(|&i| self.window[i].is_some()) {
             let e = self.window[i].take();
             self.window_live -= 1;
@@ -149,6 +148,11 @@ impl<E> Ids<E> {
     /// Ids the window spans (tests and figures).
     pub fn window_span(&self) -> usize {
         self.window.len()
+    }
+
+    /// Every entry, in no particular order.
+    pub fn values(&self) -> impl Iterator<Item = &E> {
+        self.hashed.values().chain(self.window.iter().flatten())
     }
 }
 
@@ -217,6 +221,9 @@ mod tests {
         assert_eq!(ids.get(D), Some(&"kept"));
         ids.insert(D + 100, "next");
         assert_eq!(ids.window_span(), 1);
+        let mut all: Vec<_> = ids.values().copied().collect();
+        all.sort();
+        assert_eq!(all, ["kept", "next"]);
         assert_eq!(ids.remove(D), Some("kept"));
         assert_eq!(ids.len(), 1);
     }
