@@ -10,9 +10,9 @@ pub const EMPTY_CONTEXT: ContextId = 0;
 
 /// An immutable context: entries sorted by key, keys unique (the repository checks that).
 ///
-/// Stored compactly: every key and value in one string, with the end offset of each. A map the
-/// facade defines arrives in exactly this form (`batch::DefinedEntries`), so defining it moves
-/// two allocations instead of making one per entry; freeing it frees two.
+/// Stored compactly: every key and value in one string, with the end offset of each (two
+/// allocations whatever the size). A map the facade defines is kept in its wire form until a
+/// sample needs it (`context::repo::raw`), then built into this form once.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct ContextMap {
     /// Keys and values, alternating, concatenated.
