@@ -313,9 +313,9 @@ extern "system" fn native_register<'l>(
     unowned
         .with_env(|env| -> Result<JObject<'l>, JniError> {
             match natives::register(thread_id, capacity) {
-                // SAFETY: the ring memory stays allocated until the agent has seen the ring's
-                // release (after its owner is gone) and the retention time has passed, so it
-                // outlives every write through this buffer.
+                // The ring memory stays allocated until the agent has seen its release (after its
+                // owner is gone) and the retention has passed: it outlives every write through it.
+                // SAFETY: (ptr, len) is that live ring memory, as the comment above says.
                 Some((ptr, len)) => Ok(unsafe { env.new_direct_byte_buffer(ptr, len) }?.into()),
                 None => Ok(JObject::null()),
             }

@@ -524,7 +524,7 @@ fn bench_definitions(c: &mut Criterion<ThreadCpuTime>) {
                         for r in records.drain(..) {
                             match r {
                                 Record::Define { id, raw } => {
-                                    repo.define_raw(id, &batch[raw], now).expect("define")
+                                    repo.define(id, &batch[raw], now).expect("define")
                                 }
                                 Record::Release(id) => assert!(repo.release(id, now)),
                                 _ => unreachable!("only definitions and releases"),

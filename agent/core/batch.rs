@@ -11,7 +11,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use crate::core::clock::Bracket;
-use crate::core::context::repo::raw::RawMap;
+use crate::core::context::repo::raw::{encode as raw_encode, RawMap};
 use crate::core::model::{Frame, RawSample, ThreadInfo};
 
 pub const TAG_STRING: u8 = 1;
@@ -36,7 +36,7 @@ pub enum Record {
     /// (sorted, unique keys: the repository checks); keys and values inline, not in the string
     /// table (values such as request ids are seldom repeated). `raw` is where its wire form
     /// (entry count, then each key's and value's length and UTF-8) lies in the batch: the
-    /// repository keeps it as it is (`Repository::define_raw`) until a sample needs the map.
+    /// repository keeps it as it is (`Repository::define`) until a sample needs the map.
     Define {
         id: u64,
         raw: Range<usize>,
@@ -371,13 +371,7 @@ impl Encoder {
     pub fn define(&mut self, id: u64, entries: &[(&str, &str)]) {
         self.buf.push(TAG_DEFINE);
         self.buf.extend_from_slice(&id.to_le_bytes());
-        self.buf
-            .extend_from_slice(&(entries.len() as u16).to_le_bytes());
-        for text in entries.iter().flat_map(|(k, v)| [k, v]) {
-            self.buf
-                .extend_from_slice(&(text.len() as u32).to_le_bytes());
-            self.buf.extend_from_slice(text.as_bytes());
-        }
+        self.buf.extend_from_slice(&raw_encode(entries));
     }
 
     /// A context release record.

@@ -99,9 +99,9 @@ pub(super) fn test_panic(point: u8) {
 /// made inaccessible and left allocated.
 #[allow(unsafe_code)] // FFI: mprotect
 pub(super) fn guard_ring(ptr: *mut u8, len: usize) {
-    // SAFETY: under the guard every ring is allocated page-aligned in whole pages
-    // (`ring::layout_for`), so the range is exactly the ring's own pages; they are never freed,
-    // so no other allocation can share them. Nothing in the agent touches a dropped ring.
+    // Under the guard every ring is allocated page-aligned in whole pages (`ring::layout_for`)
+    // and never freed, so no other allocation shares them; nothing touches a dropped ring.
+    // SAFETY: the range is exactly the dropped ring's own pages, as the comment above says.
     let rc = unsafe {
         // Its pages back to the kernel first (a guarded ring costs address space, not memory).
         libc::madvise(ptr.cast(), len, libc::MADV_DONTNEED);

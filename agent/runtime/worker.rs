@@ -203,7 +203,7 @@ impl Core {
 pub(super) fn define(a: &Shared, errors: &mut u64, id: u64, raw: &[u8], now: i64) {
     let defined = catch_unwind(AssertUnwindSafe(|| {
         test_panic(PANIC_DEFINE);
-        a.repo.lock().define_raw(id, raw, now)
+        a.repo.lock().define(id, raw, now)
     }));
     let problem = match defined {
         Ok(Ok(())) => return,

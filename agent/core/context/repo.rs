@@ -6,7 +6,7 @@
 //! that long afterwards) and is then freed by `collect`. Interning an identical map before then
 //! revives the same id.
 //!
-//! Maps the facade numbers itself (`define_raw`, from the stream's definition records) are kept
+//! Maps the facade numbers itself (`define`, from the stream's definition records) are kept
 //! in their wire form in append-only blocks (`blocks`, `raw`) and built into a `ContextMap` only
 //! when a sample needs one (`get`): a server makes thousands of request-scoped maps a second and
 //! samples a few of them, and a map per allocation freed five seconds later, on memory long
@@ -191,30 +191,28 @@ impl Repository {
         Ok(id)
     }
 
-    /// Records `map`, which the facade numbered `id` itself, holding one reference (released as
-    /// any other). A map equal to an interned one shares its memory but keeps its own id. Fails
-    /// on bad input, an id outside the facade's range or already defined, and past the id bound;
-    /// the id then stays unknown and its samples are reported `context_released`.
-    pub fn define(&mut self, id: ContextId, map: ContextMap) -> Result<(), String> {
-        self.check_new_defined(id)?;
-        validate(&map)?;
-        let map = match self.by_map.get_key_value(&map) {
-            Some((shared, _)) => shared.clone(),
-            None => Arc::new(map),
-        };
-        self.insert_defined(id, Stored::Map(map));
-        Ok(())
-    }
-
-    /// As [`Repository::define`], for a map in its wire form (`raw`, from a definition record),
-    /// kept as it is until a sample needs it; `now_ns` dates its block.
-    pub fn define_raw(&mut self, id: ContextId, raw: &[u8], now_ns: i64) -> Result<(), String> {
+    /// Records the map the facade numbered `id` itself, in its wire form (`raw`, from a
+    /// definition record), holding one reference (released as any other); `now_ns` dates its
+    /// block. The map is kept as it is until a sample needs it (`get`), and then shares the
+    /// memory of an equal interned map. Fails on bad input, an id outside the facade's range or
+    /// already defined, and past the id bound; the id then stays unknown and its samples are
+    /// reported `context_released`.
+    pub fn define(&mut self, id: ContextId, raw: &[u8], now_ns: i64) -> Result<(), String> {
         self.check_new_defined(id)?;
         RawMap::parse(raw)
             .ok_or_else(|| "malformed context definition".to_string())?
             .validate()?;
         let place = self.blocks.push(id, raw, now_ns);
-        self.insert_defined(id, Stored::Raw(place));
+        self.by_id.insert(
+            id,
+            Entry {
+                stored: Stored::Raw(place),
+                refs: 1,
+                due: None,
+                owns_slot: false,
+            },
+        );
+        self.interned_total += 1;
         Ok(())
     }
 
@@ -232,19 +230,6 @@ impl Repository {
             ));
         }
         Ok(())
-    }
-
-    fn insert_defined(&mut self, id: ContextId, stored: Stored) {
-        self.by_id.insert(
-            id,
-            Entry {
-                stored,
-                refs: 1,
-                due: None,
-                owns_slot: false,
-            },
-        );
-        self.interned_total += 1;
     }
 
     /// Drops one reference on `id`; at zero the id is freed by a `collect` at or after
@@ -277,7 +262,7 @@ impl Repository {
             return Some(self.empty.clone());
         }
         let entry = self.by_id.get_mut(id)?;
-        build(&mut self.blocks, entry);
+        build(&mut self.blocks, &self.by_map, entry);
         match &entry.stored {
             Stored::Map(map) => Some(map.clone()),
             Stored::Raw(_) => None,
@@ -331,7 +316,7 @@ impl Repository {
             for id in ids {
                 if let Some(entry) = self.by_id.get_mut(id) {
                     if matches!(&entry.stored, Stored::Raw(p) if p.block == seq) {
-                        build(&mut self.blocks, entry);
+                        build(&mut self.blocks, &self.by_map, entry);
                     }
                 }
             }
@@ -374,8 +359,13 @@ impl Repository {
     }
 }
 
-/// Builds `entry`'s map from its wire form, if it is still in it, and lets go of its block.
-fn build(blocks: &mut Blocks, entry: &mut Entry) {
+/// Builds `entry`'s map from its wire form, if it is still in it, sharing the memory of an equal
+/// interned map, and lets go of its block.
+fn build(
+    blocks: &mut Blocks,
+    interned: &HashMap<Arc<ContextMap>, ContextId, RandomState>,
+    entry: &mut Entry,
+) {
     let Stored::Raw(place) = &entry.stored else {
         return;
     };
@@ -383,7 +373,11 @@ fn build(blocks: &mut Blocks, entry: &mut Entry) {
         return;
     };
     blocks.unref(place);
-    entry.stored = Stored::Map(Arc::new(map));
+    let map = match interned.get_key_value(&map) {
+        Some((shared, _)) => shared.clone(),
+        None => Arc::new(map),
+    };
+    entry.stored = Stored::Map(map);
 }
 
 #[cfg(test)]

@@ -102,7 +102,8 @@ impl<'a> RawMap<'a> {
     }
 }
 
-/// The wire form of `entries` (tests and benchmarks; the facade's `BatchEncoder` writes it).
+/// The wire form of `entries`, as the facade's `Definitions.encode` writes it (for `batch::Encoder`,
+/// tests and benchmarks).
 pub fn encode(entries: &[(&str, &str)]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&(entries.len() as u16).to_le_bytes());

@@ -146,8 +146,8 @@ fn defined_ids_resolve_release_and_share_memory_with_equal_maps() {
     let interned = r.intern(kv(&[("k", "v")])).unwrap();
     let a = FIRST_DEFINED_ID;
     let b = FIRST_DEFINED_ID + 1;
-    r.define(a, ContextMap::from_pairs(&[("k", "v")])).unwrap();
-    r.define(b, ContextMap::from_pairs(&[("k", "w")])).unwrap();
+    r.define(a, &wire(&[("k", "v")]), 0).unwrap();
+    r.define(b, &wire(&[("k", "w")]), 0).unwrap();
     assert!(Arc::ptr_eq(&r.get(a).unwrap(), &r.get(interned).unwrap()));
     assert_eq!(r.get(b).unwrap().get("k"), Some("w"));
     assert_eq!(r.interned_total(), 3);
@@ -161,24 +161,28 @@ fn defined_ids_resolve_release_and_share_memory_with_equal_maps() {
 #[test]
 fn bad_definitions_are_refused_with_a_reason() {
     let mut r = repo();
+    let id = FIRST_DEFINED_ID;
+    assert!(r.define(5, &wire(&[]), 0).unwrap_err().contains("outside"));
+    let unsorted = r.define(id, &wire(&[("b", "1"), ("a", "2")]), 0);
+    assert!(unsorted.unwrap_err().contains("not sorted"));
     assert!(r
-        .define(5, ContextMap::from_pairs(&[("k", "v")]))
+        .define(id, &wire(&[("", "1")]), 0)
         .unwrap_err()
-        .contains("outside"));
-    r.define(FIRST_DEFINED_ID, ContextMap::from_pairs(&[("k", "v")]))
-        .unwrap();
-    let twice = r
-        .define(FIRST_DEFINED_ID, ContextMap::from_pairs(&[("k", "v")]))
-        .unwrap_err();
-    assert!(twice.contains("twice"), "{twice}");
-    let unsorted = r.define(
-        FIRST_DEFINED_ID + 1,
-        ContextMap::from_pairs(&[("b", "1"), ("a", "2")]),
+        .contains("empty"));
+    let mut cut = wire(&[("k", "v")]);
+    cut.pop();
+    assert_eq!(
+        r.define(id, &cut, 0).unwrap_err(),
+        "malformed context definition"
     );
-    assert!(unsorted.unwrap_err().contains("sorted"));
+    r.define(id, &wire(&[("k", "v")]), 0).unwrap();
+    let twice = r.define(id, &wire(&[("k", "v")]), 0).unwrap_err();
+    assert!(twice.contains("twice"), "{twice}");
+    assert_eq!(r.len(), 1);
+    assert_eq!(r.blocks().0, 1, "refused maps take no room");
     r.set_max_ids(1);
     assert!(r
-        .define(FIRST_DEFINED_ID + 2, ContextMap::default())
+        .define(id + 2, &wire(&[]), 0)
         .unwrap_err()
         .contains("too many"));
 }
@@ -205,9 +209,9 @@ fn wire(pairs: &[(&str, &str)]) -> Vec<u8> {
 fn raw_definitions_are_built_on_first_get_and_their_blocks_freed() {
     let mut r = repo();
     let a = FIRST_DEFINED_ID;
-    r.define_raw(a, &wire(&[("span_id", "1"), ("trace_id", "t")]), 0)
+    r.define(a, &wire(&[("span_id", "1"), ("trace_id", "t")]), 0)
         .unwrap();
-    r.define_raw(a + 1, &wire(&[("span_id", "2")]), 0).unwrap();
+    r.define(a + 1, &wire(&[("span_id", "2")]), 0).unwrap();
     assert_eq!(r.blocks().0, 1, "both in one block");
     assert_eq!(r.interned_total(), 2);
     let map = r.get(a).unwrap();
@@ -225,7 +229,7 @@ fn raw_definitions_never_built_still_free_their_block() {
     let mut r = repo();
     for i in 0..1_000 {
         let id = FIRST_DEFINED_ID + i;
-        r.define_raw(id, &wire(&[("request", &i.to_string())]), 0)
+        r.define(id, &wire(&[("request", &i.to_string())]), 0)
             .unwrap();
         assert!(r.release(id, 5));
     }
@@ -238,10 +242,9 @@ fn raw_definitions_never_built_still_free_their_block() {
 fn a_long_lived_raw_map_is_taken_out_of_its_old_block() {
     let mut r = repo(); // retention 1 µs: blocks older than 1 s are emptied
     let kept = FIRST_DEFINED_ID;
-    r.define_raw(kept, &wire(&[("snapshot", "yes")]), 0)
-        .unwrap();
+    r.define(kept, &wire(&[("snapshot", "yes")]), 0).unwrap();
     for i in 1..100 {
-        r.define_raw(kept + i, &wire(&[("request", &i.to_string())]), 0)
+        r.define(kept + i, &wire(&[("request", &i.to_string())]), 0)
             .unwrap();
         r.release(kept + i, 0);
     }
@@ -253,29 +256,4 @@ fn a_long_lived_raw_map_is_taken_out_of_its_old_block() {
     assert_eq!(r.refs(kept), 1);
     assert!(r.release(kept, 2_000_000_000));
     assert_eq!(r.collect(2_000_001_000), 1);
-}
-
-#[test]
-fn bad_raw_definitions_are_refused_with_a_reason() {
-    let mut r = repo();
-    let id = FIRST_DEFINED_ID;
-    let unsorted = r.define_raw(id, &wire(&[("b", "1"), ("a", "2")]), 0);
-    assert!(unsorted.unwrap_err().contains("not sorted"));
-    let mut cut = wire(&[("k", "v")]);
-    cut.pop();
-    assert_eq!(
-        r.define_raw(id, &cut, 0).unwrap_err(),
-        "malformed context definition"
-    );
-    assert!(r
-        .define_raw(5, &wire(&[]), 0)
-        .unwrap_err()
-        .contains("range"));
-    r.define_raw(id, &wire(&[]), 0).unwrap();
-    assert!(r
-        .define_raw(id, &wire(&[]), 0)
-        .unwrap_err()
-        .contains("twice"));
-    assert_eq!(r.len(), 1);
-    assert_eq!(r.blocks().0, 1, "refused maps take no room");
 }
