@@ -293,7 +293,7 @@ impl Joiner {
             self.threads.insert(tid, ThreadState::new(limit));
         }
         let Some(state) = self.threads.get_mut(tid) else {
-            return; // just inserted
+            return; // cannot happen: inserted just above
         };
         if let Some(old) = state.ring.take() {
             if Arc::ptr_eq(&old, &ring) {

@@ -269,10 +269,10 @@ impl Ring {
 
     fn word(&self, index: usize) -> &AtomicI64 {
         debug_assert!(index < HEADER_WORDS + 2 * self.capacity);
-        // SAFETY: every caller passes an index below `HEADER_WORDS + 2 * capacity` (header
-        // constants, or `entry_words` which masks the slot), so the pointer stays inside the
-        // allocation, which is 8-byte aligned, zero-initialised (a valid i64) and lives as long
-        // as `self`. `AtomicI64` has the layout of `i64`.
+        // Every caller passes an index below `HEADER_WORDS + 2 * capacity` (header constants, or
+        // `entry_words`, which masks the slot). `AtomicI64` has the layout of `i64`.
+        // SAFETY: so the pointer stays inside the allocation, which is 8-byte aligned,
+        // zero-initialised (a valid i64) and lives as long as `self`.
         unsafe { &*self.words.as_ptr().add(index) }
     }
 
@@ -442,10 +442,10 @@ impl Drop for Ring {
                 return;
             }
         }
-        // SAFETY: `words` was returned by `alloc_zeroed(self.layout)` (in `new`, or for a spare
-        // in `spare`, whose blocks all share `self.layout`) and is freed exactly once, here (a
-        // block kept by `Blocks` above is not). Whoever handed the memory to Java must keep the
-        // `Ring` alive for as long as Java may touch it.
+        // `words` came from `alloc_zeroed(self.layout)` (in `new`, or for a spare in `spare`,
+        // whose blocks all share `self.layout`); a block kept by `Blocks` above is not freed.
+        // Whoever handed the memory to Java keeps the `Ring` alive while Java may touch it.
+        // SAFETY: so this frees memory of this layout, exactly once, that nobody uses any more.
         unsafe { alloc::dealloc(self.as_ptr(), self.layout) }
     }
 }
