@@ -39,6 +39,7 @@ CONFIGS = {
     "jfrctx-request": ("jfrctx", "request", "jfrctx, a new context {endpoint, request} per request, events=cpu"),
     "jfrctx-request-all": ("jfrctx-all", "request", "jfrctx, {endpoint, request}, events=" + ALL_EVENTS),
     "otel": ("otel", "off", "OpenTelemetry Java agent alone (spans made, exporter none)"),
+    "otel-jfr": ("otel-jfr", "off", "OTel agent + JFR alone (the 'jfr' stream): what sampling costs beside OTel"),
     "otel-jfrctx-off": ("otel-jfrctx-off", "off", "OTel agent + jfrctx (events=cpu), no bridge"),
     "otel-jfrctx": ("otel-jfrctx", "off", "OTel agent + jfrctx + jfrctx-otel.jar: trace/span/endpoint per sample"),
     "otel-jfrctx-root": ("otel-jfrctx-root", "off", "as otel-jfrctx with otel.jfrctx.span=root (one context per request)"),
@@ -135,7 +136,7 @@ def read_line(stream, pattern, deadline):
 
 def count_samples(args, profiler, files, stats0, stats1):
     """Execution samples taken inside the window, or None when this profiler's are not visible."""
-    if profiler == "jfr":
+    if profiler in ("jfr", "otel-jfr"):
         lo, hi = stats0["epoch_ns"], stats1["epoch_ns"]
         with open(files["samples"]) as f:
             return sum(1 for line in f if line.strip() and lo <= int(line) <= hi)
@@ -168,15 +169,15 @@ def one_run(args, cfg, setup, rnd):
     app = ["--filter", filt]
     if threads == "virtual":
         app.append("--virtual")
-    if profiler == "jfr":
+    if profiler in ("jfr", "otel-jfr"):
         app += ["--jfr-stream", str(PERIOD_MS), "--samples", files["samples"]]
-    elif profiler.startswith("jfrctx"):
+    if profiler.startswith("jfrctx"):
         events = ALL_EVENTS if profiler == "jfrctx-all" else "cpu"
         jvm.append(f"-agentpath:{args.agent}=sink=jsonl:{files['jsonl']},period={PERIOD_MS}ms,events={events}")
     elif profiler.startswith("otel"):
         if not args.otel_agent:
             raise SystemExit(f"run.py: configuration {cfg} needs --otel-agent (and --otel-extension)")
-        if profiler != "otel":
+        if profiler.startswith("otel-jfrctx"):
             jvm.append(f"-agentpath:{args.agent}=sink=jsonl:{files['jsonl']},period={PERIOD_MS}ms,events=cpu")
         jvm += [f"-javaagent:{args.otel_agent}", "-Dotel.service.name=bench", "-Dotel.traces.exporter=none",
                 "-Dotel.metrics.exporter=none", "-Dotel.logs.exporter=none"]
@@ -305,15 +306,17 @@ def summarize(recs, out):
     for jdk, threads in setups:
         rs = [r for r in recs if r["jdk"] == jdk and r["threads"] == threads and r.get("ok")]
         lines.append(f"\nJDK {jdk}, {threads} request threads: median [min–max] over rounds; ratios paired per "
-                     f"round against 'jfr' (JFR alone) of the same round")
-        lines.append("| configuration | req/s | CPU µs/req | req/s × JFR | CPU/req × JFR | request threads µs/req "
+                     f"round against the same round's base: 'otel' (the OTel agent alone) for otel-* "
+                     f"configurations, 'jfr' (JFR alone) for the others")
+        lines.append("| configuration | req/s | CPU µs/req | req/s × base | CPU/req × base | request threads µs/req "
                      "| JIT µs/req | GC µs/req | jfrctx+JFR threads µs/req | GCs/1k req | samples/app-CPU-s | /cpu loop µs |")
         lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
-        base = {r["round"]: r for r in rs if r["config"] == "jfr"}
         for cfg in CONFIGS:
             mine = [r for r in rs if r["config"] == cfg]
             if not mine:
                 continue
+            base_cfg = "otel" if cfg.startswith("otel") else "jfr"
+            base = {r["round"]: r for r in rs if r["config"] == base_cfg}
             rps_ratio = [r["rps"] / base[r["round"]]["rps"] for r in mine if r["round"] in base]
             cpu_ratio = [r["cpu_us_per_req"] / base[r["round"]]["cpu_us_per_req"] for r in mine if r["round"] in base]
 
