@@ -38,15 +38,20 @@ CONFIGS = {
     "jfrctx-endpoint": ("jfrctx", "endpoint", "jfrctx, a new context {endpoint} per request"),
     "jfrctx-request": ("jfrctx", "request", "jfrctx, a new context {endpoint, request} per request, events=cpu"),
     "jfrctx-request-all": ("jfrctx-all", "request", "jfrctx, {endpoint, request}, events=" + ALL_EVENTS),
+    "jfrctx-request-spares": ("jfrctx", "request", "as jfrctx-request with spares=on (no JNI call on a first context)"),
     "otel": ("otel", "off", "OpenTelemetry Java agent alone (spans made, exporter none)"),
     "otel-jfr": ("otel-jfr", "off", "OTel agent + JFR alone (the 'jfr' stream): what sampling costs beside OTel"),
     "otel-jfrctx-off": ("otel-jfrctx-off", "off", "OTel agent + jfrctx (events=cpu), no bridge"),
     "otel-jfrctx": ("otel-jfrctx", "off", "OTel agent + jfrctx + jfrctx-otel.jar: trace/span/endpoint per sample"),
     "otel-jfrctx-root": ("otel-jfrctx-root", "off", "as otel-jfrctx with otel.jfrctx.span=root (one context per request)"),
+    "otel-jfrctx-spares": ("otel-jfrctx", "off", "as otel-jfrctx with spares=on (no JNI call on a first context)"),
     "pyroscope-off": ("pyroscope", "off", "Pyroscope agent (itimer 10ms), no labels"),
     "pyroscope-endpoint": ("pyroscope", "pyroscope-endpoint", "Pyroscope agent, ScopedContext {endpoint}"),
     "pyroscope-request": ("pyroscope", "pyroscope-request", "Pyroscope agent, ScopedContext {endpoint, request}"),
 }
+
+# Agent options added to the common ones, by configuration.
+AGENT_EXTRA = {"jfrctx-request-spares": ",spares=on", "otel-jfrctx-spares": ",spares=on"}
 
 GROUPS = [  # (group, comm prefixes); /proc comm is the thread name cut to 15 bytes
     ("request", ("req-", "ForkJoinPool-")),
@@ -173,12 +178,14 @@ def one_run(args, cfg, setup, rnd):
         app += ["--jfr-stream", str(PERIOD_MS), "--samples", files["samples"]]
     if profiler.startswith("jfrctx"):
         events = ALL_EVENTS if profiler == "jfrctx-all" else "cpu"
-        jvm.append(f"-agentpath:{args.agent}=sink=jsonl:{files['jsonl']},period={PERIOD_MS}ms,events={events}")
+        jvm.append(f"-agentpath:{args.agent}=sink=jsonl:{files['jsonl']},period={PERIOD_MS}ms,events={events}"
+                   + AGENT_EXTRA.get(cfg, ""))
     elif profiler.startswith("otel"):
         if not args.otel_agent:
             raise SystemExit(f"run.py: configuration {cfg} needs --otel-agent (and --otel-extension)")
         if profiler.startswith("otel-jfrctx"):
-            jvm.append(f"-agentpath:{args.agent}=sink=jsonl:{files['jsonl']},period={PERIOD_MS}ms,events=cpu")
+            jvm.append(f"-agentpath:{args.agent}=sink=jsonl:{files['jsonl']},period={PERIOD_MS}ms,events=cpu"
+                       + AGENT_EXTRA.get(cfg, ""))
         jvm += [f"-javaagent:{args.otel_agent}", "-Dotel.service.name=bench", "-Dotel.traces.exporter=none",
                 "-Dotel.metrics.exporter=none", "-Dotel.logs.exporter=none"]
         if profiler in ("otel-jfrctx", "otel-jfrctx-root"):
