@@ -3,7 +3,7 @@
 //! a few queue or registry operations on the [`Agent`](super::agent); the worker does the rest.
 
 use crate::core::context::registry::Registration;
-use crate::core::context::ring::Ring;
+use crate::core::context::ring::{effective_capacity, Ring};
 use crate::core::filter::Filter;
 use crate::runtime::agent::agent;
 use crate::runtime::faults::{take_panic, test_panic, PANIC_DELIVER, PANIC_INTERN};
@@ -70,7 +70,13 @@ pub fn register(thread_id: i64, capacity: i32) -> Option<(*mut u8, usize)> {
     a.with_rings(|rings, events| {
         let registration = rings.register(thread_id as u64, || {
             let handle = a.next_handle.fetch_add(1, Ordering::Relaxed);
-            Arc::new(Ring::new(cap, thread_id as u64, handle))
+            let tid = thread_id as u64;
+            // The default capacity (nearly every ring) reuses a dropped ring's memory.
+            Arc::new(if effective_capacity(cap) == a.blocks.capacity() {
+                Ring::pooled(&a.blocks, tid, handle)
+            } else {
+                Ring::new(cap, tid, handle)
+            })
         });
         let ring = registration.ring();
         let mem = (ring.as_ptr(), ring.byte_len());

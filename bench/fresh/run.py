@@ -3,8 +3,10 @@
 /proc/PID/task/*/stat once it is done (10 ms ticks: run long enough for the figure you want).
 
   bench/fresh/run.py [--jdk DIR] [--agent SO] [--jar JAR] [--rate N] [--seconds S] [--rounds R]
+                    [--options OPTS]
 
-Runs, per round: `nothing` and `context` with the agent (sink=jsonl:/dev/null,spares=on), `context`
+Runs, per round: `nothing` and `context` with the agent (sink=jsonl:/dev/null plus --options,
+default spares=on; --options '' for the JNI registration), `context`
 without it. The agent's cost of a fresh thread's first context is `context` minus `nothing`
 on the request threads (ForkJoinPool carriers) plus the agent's own threads. Defaults: JDK
 $JFRCTX_JDK25, target/release/libjfrctx.so, target/jfrctx.jar, 20 000 threads/s, 10 s, 2 rounds.
@@ -25,10 +27,10 @@ def cpu_by_group(pid):
             groups[re.sub(r"[-#]?\d+$", "", st[0])] += st[1] * 1e9 / server.TICK
     return groups
 
-def run(java, classes, jar, agent, mode, rate, seconds):
+def run(java, classes, jar, agent, options, mode, rate, seconds):
     cmd = [java, "-Dhold=3000", "-cp", f"{jar}:{classes}"]
     if agent:
-        cmd.append(f"-agentpath:{agent}=sink=jsonl:/dev/null,spares=on")
+        cmd.append(f"-agentpath:{agent}=sink=jsonl:/dev/null" + (f",{options}" if options else ""))
     cmd += ["FreshThreads", str(seconds), mode, str(rate)]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = p.stdout.readline()
@@ -49,6 +51,7 @@ def main():
     ap.add_argument("--rate", type=int, default=20000)
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--options", default="spares=on", help="agent options added to sink=jsonl:/dev/null")
     a = ap.parse_args()
     if not a.jdk or not a.javac_jdk:
         sys.exit("run.py: set JFRCTX_JDK25 and JFRCTX_JDK17 (source scripts/jdks.sh) or pass --jdk/--javac-jdk")
@@ -60,7 +63,7 @@ def main():
     for r in range(a.rounds):
         for label, agent, mode in (("agent, nothing", a.agent, "nothing"), ("agent, context", a.agent, "context"),
                                    ("no agent, context", None, "context")):
-            n, g = run(java, classes, a.jar, agent, mode, a.rate, a.seconds)
+            n, g = run(java, classes, a.jar, agent, a.options, mode, a.rate, a.seconds)
             shown = ", ".join(f"{k} {v / n:.0f}" for k, v in g.most_common()
                               if k.startswith(("ForkJoinPool", "jfrctx")) and v > 0)
             print(f"round {r + 1} {label:18s} threads {n}: {shown}")

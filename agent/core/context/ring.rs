@@ -186,6 +186,14 @@ impl Ring {
     /// Java thread takes it without a JNI call and claims it by writing its id into the header
     /// (`RingPool.take`); the agent then [`Ring::bind`]s it (see `RingRegistry::adopt_claims`).
     pub fn spare(blocks: &Arc<Blocks>, handle: u64) -> Ring {
+        Ring::pooled(blocks, 0, handle)
+    }
+
+    /// Thread `thread_id`'s ring (0: a spare, see [`Ring::spare`]) of `blocks`' capacity, in
+    /// memory taken from `blocks` (or newly allocated) instead of a zeroed allocation, going
+    /// back to `blocks` when it is dropped: a thread-per-request server cycles through a few
+    /// blocks instead of allocating and zeroing a ring per request.
+    pub fn pooled(blocks: &Arc<Blocks>, thread_id: u64, handle: u64) -> Ring {
         // Under the guard hook no memory is reused (a dropped ring's memory is never handed out).
         let reused = blocks
             .free
@@ -200,7 +208,7 @@ impl Ring {
             words,
             blocks.layout,
             blocks.capacity,
-            0,
+            thread_id,
             handle,
             Some(Arc::clone(blocks)),
         );
@@ -262,8 +270,9 @@ impl Ring {
             .store(thread_id as i64, Ordering::Relaxed);
     }
 
-    /// Whether this ring is a spare's (its memory is reused after it is dropped).
-    pub fn is_spare(&self) -> bool {
+    /// Whether this ring's memory goes back to a pool of blocks when it is dropped (a spare's,
+    /// or a registered ring of the pool's capacity; see [`Ring::pooled`]).
+    pub fn is_pooled(&self) -> bool {
         self.blocks.is_some()
     }
 
@@ -436,14 +445,15 @@ impl Drop for Ring {
         if let Some(blocks) = &self.blocks {
             let mut free = blocks.free.lock();
             if free.len() < blocks.keep {
-                // The memory outlives the ring in the pool, for the next spare: the same rule
+                // The memory outlives the ring in the pool, for the next pooled ring: the same rule
                 // as freeing it (nobody writes a dropped ring) makes reusing it safe.
                 free.push(Block(self.words));
                 return;
             }
         }
-        // `words` came from `alloc_zeroed(self.layout)` (in `new`, or for a spare in `spare`,
-        // whose blocks all share `self.layout`); a block kept by `Blocks` above is not freed.
+        // `words` came from `alloc_zeroed(self.layout)` (in `new`, or for a pooled ring in
+        // `pooled`, whose blocks all share `self.layout`); a block kept by `Blocks` above is not
+        // freed.
         // Whoever handed the memory to Java keeps the `Ring` alive while Java may touch it.
         // SAFETY: so this frees memory of this layout, exactly once, that nobody uses any more.
         unsafe { alloc::dealloc(self.as_ptr(), self.layout) }

@@ -1,4 +1,4 @@
-//! Ring memory: its layout and allocation, the spares' pool of blocks for reuse, and the test
+//! Ring memory: its layout and allocation, the pool of blocks pooled rings reuse, and the test
 //! hook that guards a dropped ring's memory (`JFRCTX_TEST_RING_GUARD`).
 
 use std::alloc::{self, Layout};
@@ -10,9 +10,10 @@ use parking_lot::Mutex;
 
 use super::{effective_capacity, ALIGN, ENTRY_BYTES, HEADER_BYTES};
 
-/// Ring memory of one size kept for reuse: a spare's memory goes back here when its ring is
-/// dropped (after the worker's last drain, when no writer can touch it any more), and the next
-/// spare takes it instead of allocating and zeroing a new one. A thread-per-request server thus
+/// Ring memory of one size kept for reuse: a pooled ring's memory (a spare's, or a registered
+/// ring's of this capacity, see `Ring::pooled`) goes back here when the ring is dropped (after
+/// the worker's last drain, when no writer can touch it any more), and the next pooled ring
+/// takes it instead of allocating and zeroing a new one. A thread-per-request server thus
 /// cycles through a few blocks instead of a 16 KiB allocation (with its page faults) per request.
 #[derive(Debug)]
 pub struct Blocks {
@@ -23,7 +24,7 @@ pub struct Blocks {
     pub(super) keep: usize,
 }
 
-/// Memory of a dropped spare, owned by [`Blocks`].
+/// Memory of a dropped pooled ring, owned by [`Blocks`].
 #[derive(Debug)]
 pub(super) struct Block(pub(super) NonNull<AtomicI64>);
 
@@ -58,7 +59,7 @@ impl Blocks {
 impl Drop for Blocks {
     fn drop(&mut self) {
         for b in self.free.get_mut().drain(..) {
-            // SAFETY: every free block was allocated with `self.layout` (by `Ring::spare`) and
+            // SAFETY: every free block was allocated with `self.layout` (by `Ring::pooled`) and
             // is owned by this pool alone.
             unsafe { alloc::dealloc(b.0.as_ptr().cast::<u8>(), self.layout) }
         }
@@ -66,7 +67,7 @@ impl Drop for Blocks {
 }
 
 /// Test hook (`JFRCTX_TEST_RING_GUARD`, set by the runtime before any ring exists): what takes a
-/// dropped ring's memory instead of the allocator and the spares' pool. The runtime's hook makes
+/// dropped ring's memory instead of the allocator and the pool. The runtime's hook makes
 /// it inaccessible and never frees it, so that a write into a ring the agent has let go of
 /// crashes the JVM at the write (a stack naming the writer) instead of corrupting the heap
 /// silently. Rings are then page-aligned and whole pages.

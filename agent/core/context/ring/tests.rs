@@ -274,7 +274,7 @@ fn concurrent_producer_large_ring() {
 fn a_spare_reuses_the_memory_of_a_dropped_one_with_a_fresh_header() {
     let blocks = Blocks::new(16, 2);
     let first = Arc::new(Ring::spare(&blocks, 1));
-    assert!(first.is_spare());
+    assert!(first.is_pooled());
     assert_eq!((first.thread_id(), first.claimed_by()), (0, None));
     let memory = first.as_ptr();
     first.claim(42);
@@ -301,6 +301,41 @@ fn a_spare_reuses_the_memory_of_a_dropped_one_with_a_fresh_header() {
 }
 
 #[test]
+fn a_registered_ring_of_the_pools_capacity_reuses_a_dropped_rings_memory() {
+    let blocks = Blocks::new(16, 2);
+    let spare = Ring::spare(&blocks, 1);
+    let memory = spare.as_ptr();
+    spare.claim(42);
+    spare.bind(42);
+    let spare = Arc::new(spare);
+    let mut p = Producer::new(Arc::clone(&spare));
+    p.push(5, 9);
+    drop(p);
+    drop(spare);
+    let registered = Arc::new(Ring::pooled(&blocks, 7, 2));
+    assert_eq!(
+        registered.as_ptr(),
+        memory,
+        "a registration took the spare's memory"
+    );
+    assert!(registered.is_pooled());
+    assert_eq!((registered.thread_id(), registered.claimed_by()), (7, None));
+    let (out, _) = drain(&registered);
+    assert!(out.is_empty(), "nothing of the spare's owner is read");
+    let mut p = Producer::new(Arc::clone(&registered));
+    p.push(10, 3);
+    let (out, _) = drain(&registered);
+    assert_eq!(out.len(), 1, "its own transition is: {out:?}");
+    drop(p);
+    drop(registered);
+    assert_eq!(
+        blocks.free(),
+        1,
+        "and its memory goes back to the pool in turn"
+    );
+}
+
+#[test]
 fn blocks_beyond_the_kept_number_are_freed() {
     let blocks = Blocks::new(16, 1);
     let a = Ring::spare(&blocks, 1);
@@ -309,5 +344,5 @@ fn blocks_beyond_the_kept_number_are_freed() {
     drop(b);
     assert_eq!(blocks.free(), 1);
     let plain = Ring::new(16, 1, 3);
-    assert!(!plain.is_spare());
+    assert!(!plain.is_pooled());
 }
