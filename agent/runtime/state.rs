@@ -27,7 +27,8 @@ pub struct Shared {
     /// What happened to rings, in the registry's order (pushed under its lock): the worker
     /// applies them in that order, so a ring is always added before its release.
     pub(crate) ring_events: SegQueue<RingEvent>,
-    /// Memory of spares, reused (see `Ring::spare`).
+    /// Memory of dropped rings of the default capacity, reused by spares and registrations (see
+    /// `Ring::pooled`).
     pub(crate) blocks: Arc<Blocks>,
     /// Spares handed to Java so far.
     pub(crate) spares_made: AtomicU64,
@@ -54,7 +55,7 @@ pub enum RingEvent {
 pub const SPARES_PER_CALL: usize = 256;
 /// Unclaimed spares at most: beyond, `Natives.spares` makes none (16 MiB at the default ring).
 pub const MAX_SPARES: usize = 1024;
-/// Free spare memory blocks kept for reuse at most (4 MiB at the default ring).
+/// Free ring memory blocks kept for reuse at most (4 MiB at the default ring).
 pub const KEEP_BLOCKS: usize = 256;
 
 impl Shared {
