@@ -191,6 +191,10 @@ fn compile_bridge(jdk: &Path, out: &Path) {
                 "17",
                 "-g",
                 "-nowarn",
+                // The sources are UTF-8 whatever the locale (JDK 17's javac reads them in the
+                // locale's charset, ASCII under LANG=C, and fails on the first `§`).
+                "-encoding",
+                "UTF-8",
                 "-Xdoclint:all,-missing/package",
                 "-Werror",
                 "-d",

@@ -14,7 +14,7 @@ cp="$(find "$otel" -maxdepth 1 -name '*.jar' ! -name 'opentelemetry-javaagent-*'
 [ -f "$root/target/jfrctx-otel.jar" ] || { echo "run.sh: build first (scripts/build.sh)" >&2; exit 1; }
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-"$java_home/bin/javac" -d "$out" -cp "$cp:$root/target/jfrctx-otel.jar" "$root/bench/otel/AttachBench.java"
+"$java_home/bin/javac" -encoding UTF-8 -d "$out" -cp "$cp:$root/target/jfrctx-otel.jar" "$root/bench/otel/AttachBench.java"
 for what in attach spans; do
     for mode in plain bridge; do
         "$java_home/bin/java" -agentpath:"$root/target/release/libjfrctx.so=sink=jsonl:$out/$mode.jsonl" \
