@@ -50,6 +50,8 @@ CONFIGS = {
     "pyroscope-request": ("pyroscope", "pyroscope-request", "Pyroscope agent, ScopedContext {endpoint, request}"),
 }
 
+# Profilers that run the benchmark's own JFR stream (no agent): JFR alone, beside OTel or not.
+JFR_STREAM = ("jfr", "otel-jfr")
 # Agent options added to the common ones, by configuration.
 AGENT_EXTRA = {"jfrctx-request-spares": ",spares=on", "otel-jfrctx-spares": ",spares=on"}
 
@@ -141,7 +143,7 @@ def read_line(stream, pattern, deadline):
 
 def count_samples(args, profiler, files, stats0, stats1):
     """Execution samples taken inside the window, or None when this profiler's are not visible."""
-    if profiler in ("jfr", "otel-jfr"):
+    if profiler in JFR_STREAM:
         lo, hi = stats0["epoch_ns"], stats1["epoch_ns"]
         with open(files["samples"]) as f:
             return sum(1 for line in f if line.strip() and lo <= int(line) <= hi)
@@ -174,18 +176,19 @@ def one_run(args, cfg, setup, rnd):
     app = ["--filter", filt]
     if threads == "virtual":
         app.append("--virtual")
-    if profiler in ("jfr", "otel-jfr"):
+    if profiler in JFR_STREAM:
         app += ["--jfr-stream", str(PERIOD_MS), "--samples", files["samples"]]
+    # The jfrctx agent, where a configuration loads it: the same options everywhere but its events
+    # and the configuration's extra ones.
+    agent = (f"-agentpath:{args.agent}=sink=jsonl:{files['jsonl']},period={PERIOD_MS}ms,"
+             f"events={ALL_EVENTS if profiler == 'jfrctx-all' else 'cpu'}{AGENT_EXTRA.get(cfg, '')}")
     if profiler.startswith("jfrctx"):
-        events = ALL_EVENTS if profiler == "jfrctx-all" else "cpu"
-        jvm.append(f"-agentpath:{args.agent}=sink=jsonl:{files['jsonl']},period={PERIOD_MS}ms,events={events}"
-                   + AGENT_EXTRA.get(cfg, ""))
+        jvm.append(agent)
     elif profiler.startswith("otel"):
         if not args.otel_agent:
             raise SystemExit(f"run.py: configuration {cfg} needs --otel-agent (and --otel-extension)")
         if profiler.startswith("otel-jfrctx"):
-            jvm.append(f"-agentpath:{args.agent}=sink=jsonl:{files['jsonl']},period={PERIOD_MS}ms,events=cpu"
-                       + AGENT_EXTRA.get(cfg, ""))
+            jvm.append(agent)
         jvm += [f"-javaagent:{args.otel_agent}", "-Dotel.service.name=bench", "-Dotel.traces.exporter=none",
                 "-Dotel.metrics.exporter=none", "-Dotel.logs.exporter=none"]
         if profiler in ("otel-jfrctx", "otel-jfrctx-root"):
