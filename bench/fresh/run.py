@@ -18,6 +18,12 @@ root = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, os.path.join(root, "bench", "server"))
 import run as server  # noqa: E402  (bench/server/run.py: its /proc reader)
 
+# A heap touched in advance: a run of a few seconds allocates less than G1's first eden, so
+# without it every allocated byte lands on a page touched for the first time and each thread pays
+# a page fault per 4 KiB it allocates (≈ 0.2 per thread with the agent), which a server whose
+# heap has cycled does not pay. The same heap in every configuration.
+HEAP = ["-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch"]
+
 def cpu_by_group(pid):
     """CPU ns per thread name (numbers stripped), from /proc as the server benchmark reads it."""
     groups = collections.Counter()
@@ -28,7 +34,7 @@ def cpu_by_group(pid):
     return groups
 
 def run(java, classes, jar, agent, options, mode, rate, seconds):
-    cmd = [java, "-Dhold=3000", "-cp", f"{jar}:{classes}"]
+    cmd = [java, *HEAP, "-Dhold=3000", "-cp", f"{jar}:{classes}"]
     if agent:
         cmd.append(f"-agentpath:{agent}=sink=jsonl:/dev/null" + (f",{options}" if options else ""))
     cmd += ["FreshThreads", str(seconds), mode, str(rate)]
