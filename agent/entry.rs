@@ -201,6 +201,7 @@ unsafe extern "C" fn vm_init(
     let fns = NativeFns {
         intern: native_intern as *mut c_void,
         register: native_register as *mut c_void,
+        register_address: native_register_address as *mut c_void,
         release: native_release as *mut c_void,
         grow: native_grow as *mut c_void,
         spares: native_spares as *mut c_void,
@@ -319,6 +320,22 @@ extern "system" fn native_register<'l>(
                 Some((ptr, len)) => Ok(unsafe { env.new_direct_byte_buffer(ptr, len) }?.into()),
                 None => Ok(JObject::null()),
             }
+        })
+        .resolve::<ThrowRuntimeExAndDefault>()
+}
+
+/// `Natives.registerAddress(long javaThreadId, int capacity)`: `register`'s ring as its address
+/// (0: not running), for the facade's ring writer; no Java object is made.
+extern "system" fn native_register_address<'l>(
+    mut unowned: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    thread_id: jlong,
+    capacity: jint,
+) -> jlong {
+    unowned
+        .with_env(|_env| -> Result<jlong, JniError> {
+            // The memory outlives every write through it, as for `register`.
+            Ok(natives::register(thread_id, capacity).map_or(0, |(ptr, _)| ptr as jlong))
         })
         .resolve::<ThrowRuntimeExAndDefault>()
 }

@@ -18,6 +18,7 @@ mod embedded {
 pub struct NativeFns {
     pub intern: *mut std::ffi::c_void,
     pub register: *mut std::ffi::c_void,
+    pub register_address: *mut std::ffi::c_void,
     pub release: *mut std::ffi::c_void,
     pub grow: *mut std::ffi::c_void,
     pub spares: *mut std::ffi::c_void,
@@ -150,6 +151,11 @@ fn register_natives(env: &mut Env<'_>, fns: &NativeFns) -> Result<(), String> {
                 jni_str!("register"),
                 jni_str!("(JI)Ljava/nio/ByteBuffer;"),
                 fns.register,
+            ),
+            NativeMethod::from_raw_parts(
+                jni_str!("registerAddress"),
+                jni_str!("(JI)J"),
+                fns.register_address,
             ),
             NativeMethod::from_raw_parts(jni_str!("release"), jni_str!("(J)V"), fns.release),
             NativeMethod::from_raw_parts(

@@ -32,6 +32,18 @@ public final class Natives {
     public static native ByteBuffer register(long javaThreadId, int capacity);
 
     /**
+     * {@link #register} for a facade that writes through {@link RingWriter}: the same ring, as
+     * its address, without the {@code DirectByteBuffer} the JNI call would have to construct (a
+     * Java constructor call from native code, about as costly as the rest of the registration).
+     *
+     * @param javaThreadId the calling thread's {@code Thread.threadId()}
+     * @param capacity entries, a power of two, or 0 for the configured default
+     * @return the ring's address (header set: capacity, thread id, handle), 0 when the agent is
+     *     not running
+     */
+    public static native long registerAddress(long javaThreadId, int capacity);
+
+    /**
      * Makes up to {@code n} spare rings of the configured default capacity, for threads to take
      * without a JNI call ({@link RingPool}). Empty when the agent is not running or enough are
      * already waiting.

@@ -49,6 +49,11 @@ public final class AgentLink {
 
     private static final MethodHandle INTERN;
     private static final MethodHandle REGISTER;
+    /**
+     * {@code Natives.registerAddress}, only with the ring writer (rings are then written through
+     * their address and need no buffer); null otherwise (an older agent, or no ring writer).
+     */
+    private static final MethodHandle REGISTER_ADDRESS;
     private static final MethodHandle RELEASE;
 
     /**
@@ -186,6 +191,16 @@ public final class AgentLink {
             }
         }
         TAKE_SPARE = take;
+        MethodHandle registerAddress = null;
+        if (live && RING_TRANSITION != null) {
+            try {
+                registerAddress = MethodHandles.publicLookup().findStatic(natives, "registerAddress",
+                        MethodType.methodType(long.class, long.class, int.class));
+            } catch (Throwable absent) {
+                // An agent without it: rings come as buffers from Natives.register.
+            }
+        }
+        REGISTER_ADDRESS = registerAddress;
         JOINED = joined;
         LEFT = left;
         MethodHandle filter = null;
@@ -305,6 +320,35 @@ public final class AgentLink {
         } catch (Throwable t) {
             fail("Natives.register", t);
             return null;
+        }
+    }
+
+    /**
+     * Whether {@link #registerAddress} is there: the agent hands rings out as addresses.
+     *
+     * @return true with the ring writer and {@code Natives.registerAddress}
+     */
+    static boolean registersAddresses() {
+        return REGISTER_ADDRESS != null;
+    }
+
+    /**
+     * Allocates the calling thread's ring as its address ({@code Natives.registerAddress});
+     * only when {@link #registersAddresses}.
+     *
+     * @param javaThreadId the calling thread's Java thread id
+     * @return the ring's address, or 0 when the link is not live, the agent is stopped or the call
+     *     failed
+     */
+    static long registerAddress(long javaThreadId) {
+        if (!live || REGISTER_ADDRESS == null) {
+            return 0;
+        }
+        try {
+            return (long) REGISTER_ADDRESS.invokeExact(javaThreadId, 0);
+        } catch (Throwable t) {
+            fail("Natives.registerAddress", t);
+            return 0;
         }
     }
 

@@ -88,21 +88,22 @@ public final class ThreadLog {
     }
 
     /**
-     * Wraps a spare ring the agent made (header initialised), written through the agent's ring
-     * writer only: no buffer view.
+     * Wraps a ring the agent made (header initialised: a spare, or a registered ring handed out
+     * as its address), written through the agent's ring writer only: no buffer view.
      *
-     * @param address the ring's address (from {@code RingPool.take})
+     * @param address the ring's address (from {@code RingPool.take} or
+     *     {@code Natives.registerAddress})
      * @throws IllegalArgumentException when the header's capacity is not a positive power of two
      *     or there is no ring writer
      */
     ThreadLog(long address) {
         if (address == 0 || AgentLink.RING_TRANSITION == null || AgentLink.RING_GET == null) {
-            throw new IllegalArgumentException("jfrctx: a spare ring needs the agent's ring writer");
+            throw new IllegalArgumentException("jfrctx: a ring address needs the agent's ring writer");
         }
         this.address = address;
         long capacity = get(address + CAPACITY);
         if (capacity <= 0 || capacity > Integer.MAX_VALUE || (capacity & (capacity - 1)) != 0) {
-            throw new IllegalArgumentException("jfrctx: bad spare ring capacity " + capacity);
+            throw new IllegalArgumentException("jfrctx: bad ring capacity " + capacity);
         }
         this.mask = (int) (capacity - 1);
         this.handle = get(address + HANDLE);
@@ -177,8 +178,9 @@ public final class ThreadLog {
 
     /**
      * Opens a ring for the calling thread: a spare from the agent (no JNI call), else one
-     * registered through {@code Natives.register} (the thread already holds a ring through
-     * another copy of the facade, or no spare was to be had).
+     * registered through {@code Natives.registerAddress} (or {@code Natives.register} without
+     * the ring writer): the thread already holds a ring through another copy of the facade, no
+     * spare was to be had, or the agent makes none (the default).
      *
      * @param owned the thread's private contexts, released with the ring if the thread ends with
      *     scopes open
@@ -188,18 +190,28 @@ public final class ThreadLog {
         @SuppressWarnings("deprecation") // Thread.threadId() is JDK 19+; same value
         long tid = Thread.currentThread().getId();
         long spare = AgentLink.takeSpare(tid);
+        long address = spare;
         ByteBuffer ring = null;
         if (spare == 0) {
-            ring = AgentLink.register(tid, 0);
-            if (ring == null) {
-                return null;
+            if (AgentLink.registersAddresses()) {
+                address = AgentLink.registerAddress(tid);
+                if (address == 0) {
+                    return null;
+                }
+            } else {
+                ring = AgentLink.register(tid, 0);
+                if (ring == null) {
+                    return null;
+                }
             }
         }
         ThreadLog log;
         try {
-            log = spare != 0 ? new ThreadLog(spare) : new ThreadLog(ring);
+            log = address != 0 ? new ThreadLog(address) : new ThreadLog(ring);
         } catch (RuntimeException e) {
-            AgentLink.fail(spare != 0 ? "RingPool.take (unusable ring)" : "Natives.register (unusable ring)", e);
+            AgentLink.fail(spare != 0 ? "RingPool.take (unusable ring)"
+                    : address != 0 ? "Natives.registerAddress (unusable ring)"
+                    : "Natives.register (unusable ring)", e);
             return null;
         }
         if (spare == 0) {

@@ -74,6 +74,32 @@ public final class Natives {
         return ring;
     }
 
+    /** Of {@link #REGISTERED_THREADS}, those registered through {@link #registerAddress}. */
+    public static final List<Long> ADDRESS_REGISTRATIONS = Collections.synchronizedList(new ArrayList<>());
+
+    /**
+     * {@link #register}'s ring as its address (the agent's {@code registerAddress}, which the
+     * facade calls when it writes through the ring writer); recorded in {@link #RINGS} as well.
+     *
+     * @param javaThreadId the caller's thread id
+     * @param capacity requested capacity (ignored)
+     * @return the ring's address
+     */
+    public static long registerAddress(long javaThreadId, int capacity) {
+        ADDRESS_REGISTRATIONS.add(javaThreadId);
+        return address(register(javaThreadId, capacity));
+    }
+
+    /** The address of a direct buffer, through the agent's RingWriter beside this class. */
+    private static long address(ByteBuffer ring) {
+        try {
+            return (long) Class.forName("dev.jfrctx.agent.RingWriter", true, null)
+                    .getMethod("address", ByteBuffer.class).invoke(null, ring);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** Every ring handed out by {@link #grow}. */
     public static final List<ByteBuffer> GROWN = Collections.synchronizedList(new ArrayList<>());
 
@@ -114,12 +140,7 @@ public final class Natives {
                 ring.putLong(24, CAPACITY);
                 ring.putLong(40, 5000 + SPARES.size());
                 SPARES.add(ring);
-                try { // the agent's RingWriter, next to this class on the boot class path
-                    out[i] = (long) Class.forName("dev.jfrctx.agent.RingWriter", true, null)
-                            .getMethod("address", ByteBuffer.class).invoke(null, ring);
-                } catch (ReflectiveOperationException e) {
-                    throw new IllegalStateException(e);
-                }
+                out[i] = address(ring); // the agent's RingWriter, next to this class on the boot path
             }
         }
         return out;

@@ -51,6 +51,8 @@ public final class AgentModeMain {
         check(Arrays.equals(new String[] {"k", "1"}, Natives.INTERNED.get(0)), "kv of the first map");
         equal(1, Natives.RINGS.size(), "one register for the first install");
         equal(Thread.currentThread().getId(), Natives.REGISTERED_THREADS.get(0), "register's thread id");
+        equal(ringWriter ? 1 : 0, Natives.ADDRESS_REGISTRATIONS.size(),
+                "with the ring writer the ring comes as an address (Natives.registerAddress)");
         equal(1, Introspection.currentId(), "id of the first map");
         RecordingContext c2 = RecordingContext.where(K, "1").where(J, "2").build();
         check(Arrays.equals(new String[] {"j", "2", "k", "1"}, Natives.INTERNED.get(1)), "kv sorted by key");
