@@ -18,6 +18,7 @@
 //! a thread from claiming a spare while it holds a ring (`RingPool`'s per-thread mark).
 
 use super::ring::Ring;
+use ahash::RandomState;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -30,8 +31,9 @@ struct Entry {
 /// Live rings by Java thread id, with the number of facade copies holding each.
 #[derive(Debug, Default)]
 pub struct RingRegistry {
-    by_thread: HashMap<u64, Entry>,
-    by_handle: HashMap<u64, u64>,
+    /// aHash, not SipHash: a registration per fresh thread hashes into both maps.
+    by_thread: HashMap<u64, Entry, RandomState>,
+    by_handle: HashMap<u64, u64, RandomState>,
     shared: u64,
     /// Rings handed to Java as spares and not seen claimed yet.
     spares: Vec<Arc<Ring>>,
