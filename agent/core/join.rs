@@ -23,7 +23,7 @@ use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
-use crate::core::context::history::{History, DEFAULT_MAX_POINTS};
+use crate::core::context::history::{History, Storage, DEFAULT_MAX_POINTS};
 use crate::core::context::ids::Ids;
 use crate::core::context::ring::{DrainOutcome, Ring, Transition, MAX_GROWN_CAPACITY};
 use crate::core::model::{ContextId, UnknownReason, EMPTY_CONTEXT};
@@ -163,9 +163,12 @@ struct ThreadState {
 }
 
 impl ThreadState {
-    fn new(history_limit: usize) -> ThreadState {
+    fn new(history_limit: usize, storage: Option<Storage>) -> ThreadState {
         ThreadState {
-            history: History::with_limit(history_limit),
+            history: match storage {
+                Some(s) => History::with_limit_in(history_limit, s),
+                None => History::with_limit(history_limit),
+            },
             ring: None,
             undrained: false,
             in_flight: false,
@@ -208,7 +211,13 @@ pub struct Joiner {
     peak_fill: f64,
     /// Rings handed back through their header since the last `take_retired`: (handle, times).
     retired: Vec<(u64, u64)>,
+    /// Memory of forgotten threads' histories, for new threads' (at most `KEEP_STORAGE`).
+    storage: Vec<Storage>,
 }
+
+/// Forgotten histories' memory kept for new threads: a thread-per-request server forgets and
+/// starts about as many threads a round.
+const KEEP_STORAGE: usize = 4096;
 
 /// The capacity a ring should grow to after a drain that found `found` entries (lost ones
 /// included) of which `lost` were lost: ×4 (up to `MAX_GROWN_CAPACITY`) once a drain finds it a
@@ -274,6 +283,7 @@ impl Joiner {
             counters: JoinCounters::default(),
             peak_fill: 0.0,
             retired: Vec::new(),
+            storage: Vec::new(),
         }
     }
 
@@ -290,7 +300,8 @@ impl Joiner {
         let handle = ring.handle();
         let limit = self.history_limit;
         if !self.threads.contains(tid) {
-            self.threads.insert(tid, ThreadState::new(limit));
+            let storage = self.storage.pop();
+            self.threads.insert(tid, ThreadState::new(limit, storage));
         }
         let Some(state) = self.threads.get_mut(tid) else {
             return; // cannot happen: inserted just above
@@ -513,7 +524,15 @@ impl Joiner {
                 .get(tid)
                 .is_some_and(|s| s.released_at == Some(released))
             {
-                self.threads.remove(tid);
+                if let Some(storage) = self
+                    .threads
+                    .remove(tid)
+                    .and_then(|s| s.history.into_storage())
+                {
+                    if self.storage.len() < KEEP_STORAGE {
+                        self.storage.push(storage);
+                    }
+                }
                 self.forgotten.insert(tid);
             }
         }

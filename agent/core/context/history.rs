@@ -10,7 +10,6 @@
 //! the clocks allow (a sample and a transition at the same nanosecond are unordered); this one
 //! makes an unknown stretch start *at* the last known transition (see [`History::mark_lost`]).
 
-use smallvec::SmallVec;
 use std::cell::Cell;
 
 use crate::core::context::ring::Transition;
@@ -25,6 +24,8 @@ const MIN_MAX_POINTS: usize = 2;
 const COMPACT_FROM: usize = 64;
 /// Points a lookup steps through from the cursor before it gallops (exponential search).
 const CURSOR_STEPS: usize = 4;
+/// Points a history's memory may hold and still be reused ([`History::into_storage`]).
+const SMALL_STORAGE: usize = 16;
 
 /// A point's state in one word: a context id below `UNKNOWN_TAG`, or `UNKNOWN_TAG | i` for
 /// `UnknownReason::ALL[i]`. A context id with the top bit set is not a valid id (ids come from
@@ -91,19 +92,19 @@ fn gallop_down(times: &[i64], floor: usize, mut hi: usize, t_ns: i64) -> usize {
     }
 }
 
-/// A history's times or states: the first few inline. A thread that lives for one request (a
-/// virtual thread per request) makes two or three points, and its history then costs the worker
-/// no allocation and no free (the two per thread were 18 % of its time at 20 000 fresh threads a
-/// second, bench/README §7).
-type Points<T> = SmallVec<[T; 4]>;
+/// The memory of a dropped history's points (times, states), for the next one
+/// ([`History::with_limit_in`]): with a virtual thread per request, allocating and freeing the
+/// two per thread was 18 % of the worker's time (bench/README §7).
+#[derive(Debug)]
+pub struct Storage(Vec<i64>, Vec<u64>);
 
 /// A thread's transition history: points `(times[i], states[i])` for `i` in `start..len`.
 /// Invariants: at least one live point; live times strictly increasing (equal times overwrite);
 /// the first live point's time `<= expired_before`.
 #[derive(Debug, Clone)]
 pub struct History {
-    times: Points<i64>,
-    states: Points<u64>,
+    times: Vec<i64>,
+    states: Vec<u64>,
     /// Points before `start` are dead (pruned), kept until compaction.
     start: usize,
     /// The latest prune cut or memory-bound eviction; lookups before the first live point
@@ -139,9 +140,20 @@ impl History {
     /// Like `new`, retaining at most `max_points` points (at least 2): when a push exceeds it the
     /// oldest points are dropped and lookups before the new first point become `HistoryExpired`.
     pub fn with_limit(max_points: usize) -> History {
-        let mut times = Points::new();
+        // Room for a few points: a thread that lives for one request makes two or three.
+        History::with_limit_in(
+            max_points,
+            Storage(Vec::with_capacity(4), Vec::with_capacity(4)),
+        )
+    }
+
+    /// [`History::with_limit`] in the memory of a dropped history ([`History::into_storage`]),
+    /// instead of two new allocations.
+    pub fn with_limit_in(max_points: usize, storage: Storage) -> History {
+        let Storage(mut times, mut states) = storage;
+        times.clear();
+        states.clear();
         times.push(i64::MIN);
-        let mut states = Points::new();
         states.push(known(EMPTY_CONTEXT));
         History {
             times,
@@ -352,6 +364,13 @@ impl History {
             return Err(UnknownReason::HistoryExpired);
         }
         decode(self.states[after - 1])
+    }
+
+    /// This history's memory, for [`History::with_limit_in`], when it is small (a history that
+    /// once held many points would keep them allocated).
+    pub fn into_storage(self) -> Option<Storage> {
+        (self.times.capacity() <= SMALL_STORAGE && self.states.capacity() <= SMALL_STORAGE)
+            .then_some(Storage(self.times, self.states))
     }
 
     /// Drops what is not needed for lookups at or after `keep_from_ns`: the point in force at

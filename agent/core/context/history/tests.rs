@@ -396,3 +396,22 @@ fn far_jumps_gallop_both_ways() {
         same_both_ways(&h, t);
     }
 }
+
+#[test]
+fn a_history_in_reused_memory_starts_empty() {
+    let old = history(&[(10, 5), (20, 0), (30, 6)]);
+    let storage = old
+        .into_storage()
+        .expect("a small history's memory is kept");
+    let h = History::with_limit_in(DEFAULT_MAX_POINTS, storage);
+    assert_eq!(h.len(), 0, "none of the old points");
+    for t in [i64::MIN, 15, 25, 35] {
+        assert_eq!(h.lookup(t), Ok(EMPTY_CONTEXT), "EMPTY at {t}");
+    }
+}
+
+#[test]
+fn a_large_historys_memory_is_not_kept() {
+    let points: Vec<(i64, ContextId)> = (1..=40).map(|i| (i * 10, i as ContextId)).collect();
+    assert!(history(&points).into_storage().is_none());
+}
