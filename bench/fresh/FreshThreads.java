@@ -9,8 +9,11 @@ import java.lang.invoke.MethodType;
  * activates a snapshot once and closes it ({@code context}) or does nothing ({@code nothing}).
  * {@code run.py} reads the CPU time of each thread group from /proc when it is done.
  *
- * <p>Usage: {@code java FreshThreads SECONDS context|nothing THREADS_PER_SECOND}. Prints
- * {@code threads N} at the end, then waits for {@code -Dhold=MS} so that the CPU can be read.
+ * <p>Usage: {@code java FreshThreads SECONDS context|nothing THREADS_PER_SECOND}. With
+ * {@code -Dwarmup=S}, first runs S seconds the same way and prints {@code warm}, then waits
+ * {@code -Dhold=MS} (so that the CPU can be read) before the measured SECONDS. Prints
+ * {@code threads N} (threads started in the measured seconds) at the end, then waits for
+ * {@code -Dhold=MS} again.
  * JDK 21+; compiled with {@code --release 17} (the virtual-thread start goes through a handle).
  */
 public final class FreshThreads {
@@ -41,6 +44,21 @@ public final class FreshThreads {
                 // the first context of a fresh thread
             }
         } : () -> { };
+        long warmup = Long.getLong("warmup", 0);
+        if (warmup > 0) {
+            run(task, warmup, rate);
+            System.out.println("warm");
+            System.out.flush();
+            Thread.sleep(Long.getLong("hold", 3000));
+        }
+        long n = run(task, seconds, rate);
+        System.out.println("threads " + n);
+        System.out.flush();
+        Thread.sleep(Long.getLong("hold", 3000));
+    }
+
+    /** Starts {@code rate} threads a second running {@code task} for {@code seconds}: how many. */
+    private static long run(Runnable task, long seconds, long rate) throws Throwable {
         Thread[] batch = new Thread[64];
         long start = System.nanoTime();
         long end = start + seconds * 1_000_000_000L;
@@ -58,8 +76,6 @@ public final class FreshThreads {
             }
             n += batch.length;
         }
-        System.out.println("threads " + n);
-        System.out.flush();
-        Thread.sleep(Long.getLong("hold", 3000));
+        return n;
     }
 }

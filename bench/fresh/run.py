@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """CPU per fresh virtual thread, by thread group: FreshThreads.java at a steady rate, read from
-/proc/PID/task/*/stat once it is done (10 ms ticks: run long enough for the figure you want).
+/proc/PID/task/*/schedstat once it is done (the scheduler's run time in ns; /proc's stat, in 10 ms
+ticks, where the kernel has no schedstat).
 
-  bench/fresh/run.py [--jdk DIR] [--agent SO] [--jar JAR] [--rate N] [--seconds S] [--rounds R]
-                    [--options OPTS]
+  bench/fresh/run.py [--jdk DIR] [--agent SO] [--jar JAR] [--rate N] [--seconds S] [--warmup S]
+                    [--rounds R] [--options OPTS]
 
 Runs, per round: `nothing` and `context` with the agent (sink=jsonl:/dev/null plus --options,
 none by default: the agent's defaults, a JNI registration per fresh thread; --options spares=on
 for spare rings), `context` without it. The agent's cost of a fresh thread's first context is `context` minus `nothing`
 on the request threads (ForkJoinPool carriers) plus the agent's own threads. Defaults: JDK
-$JFRCTX_JDK25, target/release/libjfrctx.so, target/jfrctx.jar, 20 000 threads/s, 10 s, 2 rounds.
+$JFRCTX_JDK25, target/release/libjfrctx.so, target/jfrctx.jar, 20 000 threads/s, 10 s measured
+after 5 s of warm-up, 2 rounds.
 """
 import argparse, collections, os, re, subprocess, sys, tempfile, time
 
@@ -24,28 +26,47 @@ import run as server  # noqa: E402  (bench/server/run.py: its /proc reader)
 # heap has cycled does not pay. The same heap in every configuration.
 HEAP = ["-Xms512m", "-Xmx512m", "-XX:+AlwaysPreTouch"]
 
+def run_ns(task):
+    """The task's CPU time in ns from its schedstat (first field), None without one."""
+    try:
+        with open(f"{task}/schedstat") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
 def cpu_by_group(pid):
-    """CPU ns per thread name (numbers stripped), from /proc as the server benchmark reads it."""
+    """CPU ns per thread name (numbers stripped): schedstat's ns, else the server benchmark's
+    /proc stat ticks (10 ms: at 2 000 threads/s for 10 s, a tick is 500 ns a thread)."""
     groups = collections.Counter()
     for t in os.listdir(f"/proc/{pid}/task"):
-        st = server.stat_ticks(f"/proc/{pid}/task/{t}/stat")
+        task = f"/proc/{pid}/task/{t}"
+        st = server.stat_ticks(f"{task}/stat")
         if st:
-            groups[re.sub(r"[-#]?\d+$", "", st[0])] += st[1] * 1e9 / server.TICK
+            ns = run_ns(task)
+            groups[re.sub(r"[-#]?\d+$", "", st[0])] += ns if ns is not None else st[1] * 1e9 / server.TICK
     return groups
 
-def run(java, classes, jar, agent, options, mode, rate, seconds):
-    cmd = [java, *HEAP, "-Dhold=3000", "-cp", f"{jar}:{classes}"]
+def run(java, classes, jar, agent, options, mode, rate, seconds, warmup):
+    """Threads started in the measured seconds, and the CPU each group spent in them (after the
+    warm-up: the start of the JVM, the agent and the JIT's first compilations left out)."""
+    cmd = [java, *HEAP, "-Dhold=3000", f"-Dwarmup={warmup}", "-cp", f"{jar}:{classes}"]
     if agent:
         cmd.append(f"-agentpath:{agent}=sink=jsonl:/dev/null" + (f",{options}" if options else ""))
     cmd += ["FreshThreads", str(seconds), mode, str(rate)]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    before = collections.Counter()
     line = p.stdout.readline()
+    if line.strip() == "warm":
+        time.sleep(1.0)
+        before = cpu_by_group(p.pid)
+        line = p.stdout.readline()
     if not line.startswith("threads "):
         sys.exit(f"run.py: unexpected output {line!r}: {p.stderr.read()}")
     n = int(line.split()[1])
     time.sleep(1.0)
     groups = cpu_by_group(p.pid)
     p.wait()
+    groups.subtract(before)
     return n, groups
 
 def main():
@@ -57,6 +78,7 @@ def main():
     ap.add_argument("--rate", type=int, default=20000)
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--warmup", type=int, default=5, help="seconds run first and left out (0: none)")
     ap.add_argument("--options", default="", help="agent options added to sink=jsonl:/dev/null (e.g. spares=on)")
     a = ap.parse_args()
     if not a.jdk or not a.javac_jdk:
@@ -65,11 +87,12 @@ def main():
     subprocess.run([os.path.join(a.javac_jdk, "bin/javac"), "--release", "17", "-cp", a.jar, "-d", classes,
                     os.path.join(here, "FreshThreads.java")], check=True)
     java = os.path.join(a.jdk, "bin/java")
-    print(f"{a.rate} fresh virtual threads/s for {a.seconds} s; CPU ns per thread by thread group")
+    print(f"{a.rate} fresh virtual threads/s for {a.seconds} s after {a.warmup} s of warm-up; "
+          "CPU ns per thread by thread group")
     for r in range(a.rounds):
         for label, agent, mode in (("agent, nothing", a.agent, "nothing"), ("agent, context", a.agent, "context"),
                                    ("no agent, context", None, "context")):
-            n, g = run(java, classes, a.jar, agent, a.options, mode, a.rate, a.seconds)
+            n, g = run(java, classes, a.jar, agent, a.options, mode, a.rate, a.seconds, a.warmup)
             shown = ", ".join(f"{k} {v / n:.0f}" for k, v in g.most_common()
                               if k.startswith(("ForkJoinPool", "jfrctx")) and v > 0)
             print(f"round {r + 1} {label:18s} threads {n}: {shown}")
