@@ -104,6 +104,9 @@ public final class RingPool {
         if (refiller == null && !wanted) {
             wanted = true;
         }
+        // A safepoint poll between the claim and the caller's first transition, as the JNI
+        // registration has on its way back (see SafepointPoll).
+        SafepointPoll.here();
         return ring;
     }
 

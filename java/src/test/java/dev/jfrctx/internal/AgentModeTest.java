@@ -50,7 +50,14 @@ public class AgentModeTest {
         List<String> javacArgs = new ArrayList<>(List.of("--release", "17", "-d", boot.toString(),
                 Paths.get("bridge", "dev", "jfrctx", "agent", "RingWriter.java").toAbsolutePath().toString()));
         List<Path> compiled = new ArrayList<>(List.of(boot.resolve("dev/jfrctx/agent/RingWriter.class")));
+        javax.tools.JavaCompiler javac = javax.tools.ToolProvider.getSystemJavaCompiler();
         if (main == SpareRingsMain.class) {
+            // RingPool's poll uses the VM's @DontInline: compiled as build.rs compiles it.
+            List<String> vmArgs = List.of("--source", "17", "--target", "17", "-Xlint:-options",
+                    "--add-exports", "java.base/jdk.internal.vm.annotation=ALL-UNNAMED", "-d", boot.toString(),
+                    Paths.get("bridge-vm", "dev", "jfrctx", "agent", "SafepointPoll.java").toAbsolutePath().toString());
+            assertEquals("javac " + vmArgs, 0, javac.run(null, null, null, vmArgs.toArray(new String[0])));
+            compiled.add(boot.resolve("dev/jfrctx/agent/SafepointPoll.class"));
             // RingPool calls Natives.spares: compiled against the fake, which is on the path.
             javacArgs.addAll(List.of("-cp", boot.toString(),
                     Paths.get("bridge", "dev", "jfrctx", "agent", "RingPool.java").toAbsolutePath().toString()));
@@ -58,7 +65,6 @@ public class AgentModeTest {
                 compiled.add(boot.resolve("dev/jfrctx/agent/" + c + ".class"));
             }
         }
-        javax.tools.JavaCompiler javac = javax.tools.ToolProvider.getSystemJavaCompiler();
         assertEquals("javac " + javacArgs, 0, javac.run(null, null, null, javacArgs.toArray(new String[0])));
         String classPath = location(AgentLink.class) + File.pathSeparator + location(AgentModeMain.class);
         List<String> command = new ArrayList<>();
