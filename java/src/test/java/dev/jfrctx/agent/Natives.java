@@ -29,6 +29,12 @@ public final class Natives {
     public static final List<Long> RELEASED_HANDLES = Collections.synchronizedList(new ArrayList<>());
     /** When set, {@link #intern} throws. */
     public static volatile boolean failIntern;
+    /**
+     * When set, registrations are refused as the agent refuses them when it is not running (not
+     * started yet, or stopped at VMDeath): {@link #register} returns null and
+     * {@link #registerAddress} 0, and nothing is recorded.
+     */
+    public static volatile boolean refuseRegistrations;
 
     private Natives() {
     }
@@ -60,9 +66,12 @@ public final class Natives {
      *
      * @param javaThreadId the caller's thread id
      * @param capacity requested capacity (ignored)
-     * @return the ring
+     * @return the ring, null while {@link #refuseRegistrations}
      */
     public static ByteBuffer register(long javaThreadId, int capacity) {
+        if (refuseRegistrations) {
+            return null;
+        }
         ByteBuffer ring = ByteBuffer.allocateDirect(64 + 16 * CAPACITY).order(ByteOrder.nativeOrder());
         synchronized (RINGS) {
             ring.putLong(24, CAPACITY);
@@ -83,9 +92,12 @@ public final class Natives {
      *
      * @param javaThreadId the caller's thread id
      * @param capacity requested capacity (ignored)
-     * @return the ring's address
+     * @return the ring's address, 0 while {@link #refuseRegistrations}
      */
     public static long registerAddress(long javaThreadId, int capacity) {
+        if (refuseRegistrations) {
+            return 0;
+        }
         ADDRESS_REGISTRATIONS.add(javaThreadId);
         return address(register(javaThreadId, capacity));
     }

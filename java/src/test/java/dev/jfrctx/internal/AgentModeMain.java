@@ -39,6 +39,7 @@ public final class AgentModeMain {
         switchesAllocateNothing(kept);
         ringGrowsWhenAsked();
         privateContextsAreReleasedAtClose();
+        refusedRegistration();
         degradation();
         java.lang.ref.Reference.reachabilityFence(kept);
         System.out.println("agent-mode OK");
@@ -154,6 +155,41 @@ public final class AgentModeMain {
                     + Natives.RELEASED_HANDLES + " should include ids 2, " + otherThreadsId + " and handle 1001");
         }
         check(!Natives.RELEASED_HANDLES.contains(1000L), "this thread's ring is not released while it lives");
+    }
+
+    /**
+     * A registration the agent refuses (not running: null from {@code register}, 0 from
+     * {@code registerAddress}) leaves the thread without a ring but with its contexts, and the
+     * link live: a later thread registers as usual.
+     */
+    private static void refusedRegistration() throws InterruptedException {
+        int rings = Natives.RINGS.size();
+        boolean[] ok = new boolean[2];
+        Natives.refuseRegistrations = true;
+        try {
+            Thread refused = new Thread(() -> {
+                try (RecordingContext ctx = RecordingContext.where(K, "refused").build()) {
+                    ok[0] = K.isBound() && Introspection.currentId() != 0
+                            && ThreadState.current().log() == null;
+                }
+            });
+            refused.start();
+            refused.join();
+        } finally {
+            Natives.refuseRegistrations = false;
+        }
+        check(ok[0], "a refused registration: the context installed and interned, no ring");
+        equal(rings, Natives.RINGS.size(), "no ring handed out while refused");
+        check(AgentLink.isLive(), "a refusal does not degrade the link");
+        Thread later = new Thread(() -> {
+            try (RecordingContext ctx = RecordingContext.where(K, "later").build()) {
+                ok[1] = ThreadState.current().log() != null;
+            }
+        });
+        later.start();
+        later.join();
+        check(ok[1], "a thread after the refusal registers");
+        equal(rings + 1, Natives.RINGS.size(), "one ring for it");
     }
 
     private static void degradation() {
