@@ -204,7 +204,7 @@ unsafe extern "C" fn vm_init(
         register_address: native_register_address as *mut c_void,
         release: native_release as *mut c_void,
         grow: native_grow as *mut c_void,
-        spares: native_spares as *mut c_void,
+        spare_queue: native_spare_queue as *mut c_void,
         deliver: native_deliver as *mut c_void,
         set_filter: native_set_filter as *mut c_void,
         set_listening: native_set_listening as *mut c_void,
@@ -359,24 +359,17 @@ extern "system" fn native_grow<'l>(
         .resolve::<ThrowRuntimeExAndDefault>()
 }
 
-/// `Natives.spares(int n)`: a `long[]` of the addresses of new spare rings (empty when none),
-/// null without `spares=on`.
-extern "system" fn native_spares<'l>(
+/// `Natives.spareQueue()`: the spare queue's address, 0 with `spares=off`.
+extern "system" fn native_spare_queue<'l>(
     mut unowned: EnvUnowned<'l>,
     _class: JClass<'l>,
-    n: jint,
-) -> JLongArray<'l> {
+) -> jlong {
     unowned
-        .with_env(|env| -> Result<JLongArray<'l>, JniError> {
-            // A spare's memory stays allocated until the agent has seen its claimer's release and
-            // drained it (as for `register`); Java writes it only after claiming it.
-            let Some(rings) = natives::spares(n) else {
-                return Ok(JLongArray::null());
-            };
-            let addresses: Vec<jlong> = rings.into_iter().map(|(ptr, _)| ptr as jlong).collect();
-            let array = env.new_long_array(addresses.len())?;
-            array.set_region(env, 0, &addresses)?;
-            Ok(array)
+        .with_env(|_env| -> Result<jlong, JniError> {
+            // The queue lives as long as the agent; a spare's memory stays allocated until the
+            // agent has seen its claimer's release and drained it (as for `register`), and Java
+            // writes it only after taking and claiming it.
+            Ok(natives::spare_queue())
         })
         .resolve::<ThrowRuntimeExAndDefault>()
 }

@@ -21,7 +21,7 @@ pub struct NativeFns {
     pub register_address: *mut std::ffi::c_void,
     pub release: *mut std::ffi::c_void,
     pub grow: *mut std::ffi::c_void,
-    pub spares: *mut std::ffi::c_void,
+    pub spare_queue: *mut std::ffi::c_void,
     pub deliver: *mut std::ffi::c_void,
     pub set_filter: *mut std::ffi::c_void,
     pub set_listening: *mut std::ffi::c_void,
@@ -163,7 +163,7 @@ fn register_natives(env: &mut Env<'_>, fns: &NativeFns) -> Result<(), String> {
                 jni_str!("(JI)Ljava/nio/ByteBuffer;"),
                 fns.grow,
             ),
-            NativeMethod::from_raw_parts(jni_str!("spares"), jni_str!("(I)[J"), fns.spares),
+            NativeMethod::from_raw_parts(jni_str!("spareQueue"), jni_str!("()J"), fns.spare_queue),
             NativeMethod::from_raw_parts(
                 jni_str!("deliver"),
                 jni_str!("(Ljava/nio/ByteBuffer;I)V"),

@@ -118,6 +118,7 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), AgentError> {
             ring_events: SegQueue::new(),
             blocks: Blocks::new(config_ring_capacity, KEEP_BLOCKS),
             spares_made: AtomicU64::new(0),
+            spares_wanted: AtomicBool::new(false),
             batches: SegQueue::new(),
             next_handle: AtomicU64::new(1),
             threads_registered: AtomicU64::new(0),

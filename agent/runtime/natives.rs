@@ -7,7 +7,7 @@ use crate::core::context::ring::{effective_capacity, Ring};
 use crate::core::filter::Filter;
 use crate::runtime::agent::agent;
 use crate::runtime::faults::{take_panic, test_panic, PANIC_DELIVER, PANIC_INTERN};
-use crate::runtime::state::{RingEvent, MAX_SPARES, RUNNING, SPARES_PER_CALL, STOPPED};
+use crate::runtime::state::{RingEvent, RUNNING, STOPPED};
 use crate::sink::listener;
 use crate::time::monotonic_ns;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -88,32 +88,20 @@ pub fn register(thread_id: i64, capacity: i32) -> Option<(*mut u8, usize)> {
     })
 }
 
-/// `Natives.spares`: up to `n` (at most [`SPARES_PER_CALL`]) new spare rings of the default
-/// capacity, for threads to take without a JNI call; none when not running or when
-/// [`MAX_SPARES`] are already waiting to be claimed; `None` without `spares=on` (the facade then
-/// stops asking).
-pub fn spares(n: i32) -> Option<Vec<(*mut u8, usize)>> {
-    let a = agent()?;
+/// `Natives.spareQueue`: the address of the spare queue (`core::context::spares`), topped up now
+/// when running so that the first take finds spares; the worker keeps it topped up from now on.
+/// 0 with `spares=off` (the facade then stops asking).
+pub fn spare_queue() -> i64 {
+    let Some(a) = agent() else { return 0 };
     if !a.config.spares {
-        return None;
+        return 0;
     }
-    if a.state.load(Ordering::Acquire) != RUNNING || n <= 0 {
-        return Some(Vec::new());
+    a.spares_wanted.store(true, Ordering::Relaxed);
+    if a.state.load(Ordering::Acquire) == RUNNING {
+        a.adopt_and_top_up(&mut 0)
+    } else {
+        a.rings.lock().queue().address() as i64
     }
-    Some(a.with_rings(|rings, _| {
-        let n = (n as usize)
-            .min(SPARES_PER_CALL)
-            .min(MAX_SPARES.saturating_sub(rings.spares()));
-        let mut out = Vec::with_capacity(n);
-        for _ in 0..n {
-            let handle = a.next_handle.fetch_add(1, Ordering::Relaxed);
-            let ring = Arc::new(Ring::spare(&a.blocks, handle));
-            out.push((ring.as_ptr(), ring.byte_len()));
-            rings.add_spare(ring);
-        }
-        a.spares_made.fetch_add(n as u64, Ordering::Relaxed);
-        out
-    }))
 }
 
 /// `Natives.grow`: the sole holder of ring `handle` moves to a ring of `capacity` entries (the

@@ -5,11 +5,12 @@
 use crate::core::context::registry::RingRegistry;
 use crate::core::context::repo::Repository;
 use crate::core::context::ring::{Blocks, Ring};
+use crate::core::context::spares;
 use crate::core::filter::Filter;
 use crate::options::Config;
 use crossbeam_queue::SegQueue;
 use parking_lot::Mutex;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 pub const LOADED: u8 = 0;
@@ -32,6 +33,8 @@ pub struct Shared {
     pub(crate) blocks: Arc<Blocks>,
     /// Spares handed to Java so far.
     pub(crate) spares_made: AtomicU64,
+    /// Java asked for the spare queue (`Natives.spareQueue`): the worker keeps it topped up.
+    pub(crate) spares_wanted: AtomicBool,
     pub(crate) batches: SegQueue<Vec<u8>>,
     pub(crate) next_handle: AtomicU64,
     pub(crate) threads_registered: AtomicU64,
@@ -51,10 +54,6 @@ pub enum RingEvent {
     Ended(u64),
 }
 
-/// Spare rings made at once at most (`Natives.spares`).
-pub const SPARES_PER_CALL: usize = 256;
-/// Unclaimed spares at most: beyond, `Natives.spares` makes none (16 MiB at the default ring).
-pub const MAX_SPARES: usize = 1024;
 /// Free ring memory blocks kept for reuse at most (4 MiB at the default ring).
 pub const KEEP_BLOCKS: usize = 256;
 
@@ -80,5 +79,25 @@ impl Shared {
             self.ring_events.push(e);
         }
         r
+    }
+
+    /// Adopts the claims made since the last look and, once Java asked for spares, tops the
+    /// spare queue up (to twice what was taken since `last_taken`, see `spares::target`): the
+    /// worker in every round, and `Natives.spareQueue`. Returns the queue's address.
+    pub(crate) fn adopt_and_top_up(&self, last_taken: &mut u64) -> i64 {
+        let wanted = self.spares_wanted.load(Ordering::Relaxed);
+        self.with_rings(|rings, _| {
+            if wanted {
+                let taken = rings.queue().taken();
+                let target = spares::target(taken.saturating_sub(*last_taken));
+                *last_taken = taken;
+                let made = rings.top_up(target, || {
+                    let handle = self.next_handle.fetch_add(1, Ordering::Relaxed);
+                    Arc::new(Ring::spare(&self.blocks, handle))
+                });
+                self.spares_made.fetch_add(made as u64, Ordering::Relaxed);
+            }
+            rings.queue().address() as i64
+        })
     }
 }

@@ -36,6 +36,8 @@ pub(crate) struct Core {
     pub(super) push: Option<crate::sink::push::PushHandle>,
     /// `now` of the last prune of histories and ids (see [`PRUNE_EVERY_NS`]).
     pub(super) pruned_at: Option<i64>,
+    /// Spares taken from the queue as of the last top-up.
+    pub(super) spares_taken: u64,
     /// Context definitions the repository refused (logged once).
     pub(super) definition_errors: u64,
 }
@@ -68,6 +70,7 @@ impl Core {
             batch_errors: 0,
             push,
             pruned_at: None,
+            spares_taken: 0,
             definition_errors: 0,
         }
     }
@@ -94,6 +97,10 @@ impl Core {
             });
         }
         self.apply_ring_events(a, now);
+        if !last && a.spares_wanted.load(Ordering::Relaxed) {
+            // After the releases: the spares reuse the memory of the rings just dropped.
+            a.adopt_and_top_up(&mut self.spares_taken);
+        }
         while let Some(bytes) = a.batches.pop() {
             self.records.clear();
             if let Err(e) = self.decoder.decode(&bytes, &mut self.records) {

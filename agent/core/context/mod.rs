@@ -1,5 +1,5 @@
 //! Context store: interned maps (`repo`), the per-thread shared transition rings (`ring`), which
-//! ring each live thread writes to (`registry`) and the per-thread histories drained from them
+//! ring each live thread writes to (`registry`, with the `spares` queue Java takes rings from) and the per-thread histories drained from them
 //! (`history`), and a map by id for ids handed out in order (`ids`). Pure cores; `join` puts them
 //! together.
 
@@ -10,3 +10,4 @@ pub mod repo;
 /// The one core module with unsafe code: the ring is memory shared with Java writers.
 #[allow(unsafe_code)]
 pub mod ring;
+pub mod spares;

@@ -9,8 +9,9 @@
 //! once when the thread itself ended (JVMTI ThreadEnd: nobody can write any more). Dropping a
 //! ring while another copy still writes into its memory would corrupt the heap.
 //!
-//! Spares: rings made in advance (`Natives.spares`, by the bridge's refiller or a thread that found
-//! none left) and taken by a thread's first context without a JNI call. A thread claims one by
+//! Spares: rings made in advance ([`RingRegistry::top_up`], by the worker every round) and
+//! published on the spare queue, from which a thread's first context takes one without a JNI
+//! call. A thread claims one by
 //! writing its id into the header; [`RingRegistry::adopt_claims`] turns every claimed spare into
 //! that thread's registered ring (one holder) and must run before anything else looks the
 //! thread up: every operation here calls it first, so a release, a thread end or a second copy's
@@ -18,6 +19,7 @@
 //! a thread from claiming a spare while it holds a ring (`RingPool`'s per-thread mark).
 
 use super::ring::Ring;
+use super::spares::SpareQueue;
 use ahash::RandomState;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -35,8 +37,10 @@ pub struct RingRegistry {
     by_thread: HashMap<u64, Entry, RandomState>,
     by_handle: HashMap<u64, u64, RandomState>,
     shared: u64,
-    /// Rings handed to Java as spares and not seen claimed yet.
+    /// Rings handed to Java as spares and not seen claimed yet, in the order made.
     spares: Vec<Arc<Ring>>,
+    /// Where Java takes the spares from, in the same order.
+    queue: SpareQueue,
     /// Spares claimed so far.
     claimed: u64,
     /// Claims by a thread that already had a live ring (the claim wins, as a second
@@ -150,9 +154,30 @@ impl RingRegistry {
         }
     }
 
-    /// Adds a spare (not bound to a thread) that Java may claim from now on.
-    pub fn add_spare(&mut self, ring: Arc<Ring>) {
-        self.spares.push(ring);
+    /// Makes spares with `make` until `target` wait on the queue untaken (or the queue is full),
+    /// and publishes them: how many were made.
+    pub fn top_up(&mut self, target: usize, mut make: impl FnMut() -> Arc<Ring>) -> usize {
+        let n = target
+            .min(super::spares::SLOTS)
+            .saturating_sub(self.queue.waiting())
+            .min(self.queue.room());
+        if n == 0 {
+            return 0;
+        }
+        let mut addresses = Vec::with_capacity(n);
+        for _ in 0..n {
+            let ring = make();
+            addresses.push(ring.as_ptr());
+            self.spares.push(ring);
+        }
+        let published = self.queue.publish(&addresses);
+        debug_assert_eq!(published, n, "room was checked under the lock");
+        n
+    }
+
+    /// The spare queue (its address for Java, its counters for the worker).
+    pub fn queue(&self) -> &SpareQueue {
+        &self.queue
     }
 
     /// Spares not claimed as of the last look.
@@ -175,11 +200,19 @@ impl RingRegistry {
     /// registered rings. A thread that already had a live ring moves to the claimed one
     /// (counted in `claims`). Every other operation calls this first.
     pub fn adopt_claims(&mut self) {
-        // One pass of loads; most calls find nothing claimed.
-        let Some(first) = self.spares.iter().position(|r| r.claimed_by().is_some()) else {
+        // Only taken spares can be claimed, and the queue hands them out in the order made: the
+        // newest `waiting` of the list are still on the queue (a take after this read, and its
+        // claim, are for a later look). One pass of loads; most calls find nothing claimed.
+        let taken = self.spares.len() - self.queue.waiting().min(self.spares.len());
+        let Some(first) = self.spares[..taken]
+            .iter()
+            .position(|r| r.claimed_by().is_some())
+        else {
             return;
         };
-        // `spares` keeps the unclaimed ones before `first`, in order.
+        // `spares` keeps the unclaimed ones before `first`, in order; the untaken ones go back
+        // after the rest, unread.
+        let untaken = self.spares.split_off(taken);
         let rest = self.spares.split_off(first);
         for ring in rest {
             // Read again: a claim may have landed since the first pass.
@@ -199,6 +232,7 @@ impl RingRegistry {
             self.claimed += 1;
             self.adopted.push(ring);
         }
+        self.spares.extend(untaken);
     }
 
     /// Spares adopted since the last call, oldest first: the caller hands them to the worker
@@ -302,16 +336,26 @@ mod tests {
         Arc::new(Ring::spare(blocks, handle))
     }
 
+    /// A spare the registry made (handle `handle`), taken from its queue as a Java thread takes
+    /// one (the queue is empty before).
+    fn taken_spare(r: &mut RingRegistry, blocks: &Arc<Blocks>, handle: u64) -> Arc<Ring> {
+        assert_eq!(r.queue().waiting(), 0);
+        assert_eq!(r.top_up(1, || spare(blocks, handle)), 1);
+        let address = r.queue().take().expect("the spare just made");
+        let ring = r.spares.last().expect("made");
+        assert_eq!(ring.as_ptr() as i64, address);
+        Arc::clone(ring)
+    }
+
     #[test]
     fn a_claimed_spare_becomes_its_threads_ring_once() {
         let blocks = Blocks::new(16, 4);
         let mut r = RingRegistry::new();
-        r.add_spare(spare(&blocks, 10));
-        r.add_spare(spare(&blocks, 11));
+        taken_spare(&mut r, &blocks, 10);
+        let second = taken_spare(&mut r, &blocks, 11);
         r.adopt_claims();
         assert!(r.take_adopted().is_empty(), "nothing claimed yet");
         assert_eq!(r.spares(), 2);
-        let second = Arc::clone(&r.spares[1]);
         second.claim(7);
         r.adopt_claims();
         let adopted = r.take_adopted();
@@ -332,30 +376,80 @@ mod tests {
     }
 
     #[test]
+    fn spares_are_topped_up_and_taken_in_the_order_made() {
+        let blocks = Blocks::new(16, 4);
+        let mut r = RingRegistry::new();
+        let mut handle = 100;
+        let mut make = || {
+            handle += 1;
+            spare(&blocks, handle)
+        };
+        assert_eq!(r.top_up(3, &mut make), 3);
+        assert_eq!(r.top_up(3, &mut make), 0, "three wait already");
+        let first = r.queue().take().expect("a spare");
+        assert_eq!(first, r.spares[0].as_ptr() as i64, "the oldest first");
+        assert_eq!(r.top_up(3, &mut make), 1, "one more for the one taken");
+        assert_eq!(r.spares(), 4, "the taken one waits for its claim");
+        r.spares[0].claim(7);
+        r.adopt_claims();
+        let adopted = r.take_adopted();
+        assert_eq!(adopted.len(), 1);
+        assert_eq!(adopted[0].as_ptr() as i64, first);
+        assert_eq!(adopted[0].thread_id(), 7);
+        let order: Vec<i64> = std::iter::from_fn(|| r.queue().take()).collect();
+        let made: Vec<i64> = r.spares.iter().map(|s| s.as_ptr() as i64).collect();
+        assert_eq!(order, made, "the queue's order is the registry's");
+    }
+
+    #[test]
+    fn only_taken_spares_are_looked_at() {
+        let blocks = Blocks::new(16, 4);
+        let mut r = RingRegistry::new();
+        let mut handle = 0;
+        r.top_up(2, || {
+            handle += 1;
+            spare(&blocks, handle)
+        });
+        // A claim word on a spare still on the queue (no Java thread writes one) is not read.
+        let second = Arc::clone(&r.spares[1]);
+        second.claim(9);
+        r.adopt_claims();
+        assert!(r.take_adopted().is_empty(), "untaken: not looked at");
+        r.queue().take().expect("the first");
+        r.adopt_claims();
+        assert!(
+            r.take_adopted().is_empty(),
+            "the first is taken but unclaimed"
+        );
+        r.queue().take().expect("the second");
+        r.adopt_claims();
+        let adopted = r.take_adopted();
+        assert_eq!(adopted.len(), 1);
+        assert!(Arc::ptr_eq(&adopted[0], &second));
+        assert_eq!(r.spares(), 1, "the first still waits for its claim");
+    }
+
+    #[test]
     fn every_operation_first_adopts_what_was_claimed() {
         let blocks = Blocks::new(16, 4);
         // A release (a Cleaner) that follows a claim the worker has not looked at yet.
         let mut r = RingRegistry::new();
-        let s = spare(&blocks, 20);
-        r.add_spare(Arc::clone(&s));
+        let s = taken_spare(&mut r, &blocks, 20);
         s.claim(3);
         assert!(r.release(20), "the claimer was the only holder");
         assert_eq!(r.take_adopted().len(), 1, "adopted before the release");
         // A thread end.
-        let s = spare(&blocks, 21);
-        r.add_spare(Arc::clone(&s));
+        let s = taken_spare(&mut r, &blocks, 21);
         s.claim(4);
         assert!(r.thread_ended(4));
         assert_eq!(r.take_adopted().len(), 1);
         // A registration by another copy on the claimer's thread.
-        let s = spare(&blocks, 22);
-        r.add_spare(Arc::clone(&s));
+        let s = taken_spare(&mut r, &blocks, 22);
         s.claim(5);
         let reg = r.register(5, || panic!("must find the claimed spare"));
         assert!(Arc::ptr_eq(reg.ring(), &s));
         // Growth of the claimed ring.
-        let s = spare(&blocks, 23);
-        r.add_spare(Arc::clone(&s));
+        let s = taken_spare(&mut r, &blocks, 23);
         s.claim(6);
         let bigger = r
             .grow(23, |tid| Arc::new(Ring::new(64, tid, 23)))
@@ -368,8 +462,7 @@ mod tests {
         let blocks = Blocks::new(16, 4);
         let mut r = RingRegistry::new();
         r.register(9, || ring(9, 1));
-        let s = spare(&blocks, 30);
-        r.add_spare(Arc::clone(&s));
+        let s = taken_spare(&mut r, &blocks, 30);
         s.claim(9);
         r.adopt_claims();
         assert_eq!(r.claims(), (1, 1));
@@ -385,8 +478,7 @@ mod tests {
         // Thread 9 handed its ring back, then claimed a spare: the old ring may go.
         let handed_back = Arc::clone(r.register(9, || ring(9, 1)).ring());
         handed_back.retire();
-        let s = spare(&blocks, 30);
-        r.add_spare(Arc::clone(&s));
+        let s = taken_spare(&mut r, &blocks, 30);
         s.claim(9);
         r.adopt_claims();
         assert_eq!(r.kept(), 0);
@@ -397,8 +489,7 @@ mod tests {
         );
         // A claim while its ring is still held (no hand-back): that ring's writer may still
         // write, so the registry keeps its memory alive.
-        let t = spare(&blocks, 31);
-        r.add_spare(Arc::clone(&t));
+        let t = taken_spare(&mut r, &blocks, 31);
         t.claim(9);
         r.adopt_claims();
         assert_eq!(r.claims(), (2, 2));

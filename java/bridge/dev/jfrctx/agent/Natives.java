@@ -44,16 +44,14 @@ public final class Natives {
     public static native long registerAddress(long javaThreadId, int capacity);
 
     /**
-     * Makes up to {@code n} spare rings of the configured default capacity, for threads to take
-     * without a JNI call ({@link RingPool}). Empty when the agent is not running or enough are
-     * already waiting.
+     * The agent's spare queue, from which a thread's first context takes a ring without a JNI
+     * call ({@link RingPool}, {@link RingWriter#takeSpare}); asking for it the first time starts
+     * its keeping (the agent's worker tops it up every round).
      *
-     * @param n how many
-     * @return the addresses of their memory (header set: capacity, handle; thread id and claim
-     *     0), written through {@link RingWriter}; null when the agent makes none ({@code spares}
-     *     is off)
+     * @return the queue's address (layout: ARCHITECTURE.md, "Spare rings"), 0 when the agent
+     *     makes no spares ({@code spares=off}) or is not running
      */
-    public static native long[] spares(int n);
+    public static native long spareQueue();
 
     /**
      * Moves the calling thread, the sole holder of the ring {@code handle}, to a new ring of

@@ -1,17 +1,15 @@
 package dev.jfrctx.agent;
 
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
-
 /**
- * Spare rings: rings the agent made in advance ({@code Natives.spares}), which a thread's first
- * context takes without a JNI call. The thread claims one by writing its id into the ring's
- * header ({@link RingWriter#claim}); the agent registers the ring as that thread's at its next
- * look (ARCHITECTURE.md, "Spare rings"). Rings travel as addresses and are written through
- * {@link RingWriter}: no {@code ByteBuffer} is made per ring. One class in the boot loader for
- * every copy of the facade, like {@link Definitions}.
+ * Spare rings: rings the agent made in advance and published on its spare queue
+ * ({@code Natives.spareQueue}), from which a thread's first context takes one without a JNI call
+ * ({@link RingWriter#takeSpare}: a compare-and-set on the queue's memory). The thread claims it
+ * by writing its id into the ring's header; the agent registers the ring as that thread's at its
+ * next look (ARCHITECTURE.md, "Spare rings"). The agent's worker tops the queue up every round,
+ * to twice what was taken since the round before (at least 64); a take that finds none waiting
+ * returns 0 and the thread registers through JNI. No thread, lock or object of this class is
+ * involved in a take. One class in the boot loader for every copy of the facade, like
+ * {@link Definitions}.
  *
  * <p>One thread, one ring, whichever copies of the facade write on it: a thread that holds a ring
  * (taken here, or registered through {@code Natives.register} and announced with
@@ -22,20 +20,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * cannot lower the count: the mark then outlives the ring, and later copies on that thread only
  * pay a JNI registration, which gives them a new ring.
  *
- * <p>Only with the agent option {@code spares=on}: otherwise {@code Natives.spares} answers null
- * once and every take returns 0 from then on (threads register through JNI).
+ * <p>Not with the agent option {@code spares=off}: then {@code Natives.spareQueue} answers 0 and
+ * every take returns 0 from then on (threads register through JNI).
  *
- * <p>Spares wait in batches of {@link #TARGET}; a take is one atomic increment on its batch.
- * Refilled off the application's threads: the take that leaves {@link #LOW} in the last batch
- * wakes the pool's daemon thread ({@code jfrctx-rings}, started by the stream bridge once a spare
- * was taken), which adds a batch with one {@code Natives.spares} call. Only a take that finds none left (a burst beyond
- * that) asks for {@link #TARGET} rings itself. Few spares wait, on purpose: each is 16 KiB at the
- * default ring size, and the agent looks at each one's header in every round.
- *
- * <p>Spares are handed out in the order the agent made them, which is the order in which it looks
- * for claims: one refill at a time ({@link #refill}), each batch queued before the next is asked
- * for. A thread that claims a spare after handing its previous ring back thus always claims a
- * later one, and the agent adopts a thread's claims in the order it made them (a later claim
+ * <p>Spares are taken in the order the agent published them, which is the order in which it
+ * looks for claims: a thread that claims a spare after handing its previous ring back always
+ * claims a later one, and the agent adopts a thread's claims in that order (a later claim
  * replaces the earlier ring). Not API.
  */
 public final class RingPool {
@@ -43,25 +33,6 @@ public final class RingPool {
 
     /** Byte offset of the ring's handle in the header. */
     private static final long HANDLE = 40;
-
-    /** Spares per batch. */
-    static final int TARGET = 64;
-    /** When this many are left in the last batch, the take wakes the refiller. */
-    static final int LOW = 32;
-
-    /** Spares from one {@code Natives.spares} call, taken in order. */
-    private static final class Batch {
-        final long[] rings;
-        final AtomicInteger next = new AtomicInteger();
-
-        Batch(long[] rings) {
-            this.rings = rings;
-        }
-    }
-
-    private static final ConcurrentLinkedQueue<Batch> BATCHES = new ConcurrentLinkedQueue<>();
-    /** Batches in {@link #BATCHES} (about: updated next to the queue, not with it). */
-    private static final AtomicInteger QUEUED = new AtomicInteger();
 
     /** The ring this thread holds, and how many facade copies on it hold it. */
     private static final class Mark {
@@ -75,8 +46,11 @@ public final class RingPool {
 
     private static final ThreadLocal<Mark> MARK = new ThreadLocal<>();
 
-    /** The refilling daemon thread, once started (by {@link #startRefillerIfWanted}). */
-    private static volatile Thread refiller;
+    /** The spare queue's address; 0 until asked for, and when the agent has none. */
+    private static volatile long queue;
+
+    /** The agent makes no spares ({@code spares=off}): every take returns 0. */
+    private static volatile boolean disabled;
 
     /**
      * Takes a spare ring for the calling thread and claims it.
@@ -84,49 +58,43 @@ public final class RingPool {
      * @param javaThreadId the calling thread's id
      * @return the ring's address (its header's handle and capacity set), or 0 when the thread
      *     already holds a ring (register through {@code Natives.register} instead), or none
-     *     could be had
+     *     was waiting
      * @throws Throwable never: declared by the ring writer's method handles
      */
     public static long take(long javaThreadId) throws Throwable {
         if (disabled || MARK.get() != null) {
             return 0;
         }
-        long ring = poll();
+        long q = queue;
+        if (q == 0 && (q = open()) == 0) {
+            return 0;
+        }
+        long ring = RingWriter.takeSpare(q, javaThreadId);
         if (ring == 0) {
-            refill();
-            ring = poll();
-            if (ring == 0) {
-                return 0;
-            }
+            return 0;
         }
-        RingWriter.claim(ring, javaThreadId);
         MARK.set(new Mark(RingWriter.get(ring + HANDLE)));
-        if (refiller == null && !wanted) {
-            wanted = true;
-        }
         // A safepoint poll between the claim and the caller's first transition, as the JNI
         // registration has on its way back (see SafepointPoll).
         SafepointPoll.here();
         return ring;
     }
 
-    /** The next waiting spare's address, 0 when none is left. */
-    private static long poll() {
-        Batch b;
-        while ((b = BATCHES.peek()) != null) {
-            int i = b.next.getAndIncrement();
-            int n = b.rings.length;
-            if (i < n) {
-                if (i == n - LOW && QUEUED.get() <= 1) {
-                    wake();
-                }
-                return b.rings[i];
+    /** Asks the agent for its spare queue, once: its address, 0 when it has none. */
+    private static synchronized long open() {
+        if (queue == 0 && !disabled) {
+            long q;
+            try {
+                q = Natives.spareQueue();
+            } catch (Throwable t) { // the agent refused (e.g. an error it reported): no spares
+                q = 0;
             }
-            if (BATCHES.remove(b)) { // only one of the takes that found it empty
-                QUEUED.decrementAndGet();
+            if (q == 0) {
+                disabled = true;
             }
+            queue = q;
         }
-        return 0;
+        return queue;
     }
 
     /**
@@ -161,87 +129,6 @@ public final class RingPool {
         Mark m = MARK.get();
         if (m != null && m.handle == handle && --m.holders == 0) {
             MARK.remove();
-        }
-    }
-
-    /** A spare was taken: the stream bridge should start the refiller. */
-    private static volatile boolean wanted;
-
-    private static void wake() {
-        Thread r = refiller;
-        if (r != null) {
-            LockSupport.unpark(r);
-        } else if (!wanted) {
-            wanted = true;
-        }
-    }
-
-    /**
-     * Called by the stream bridge after each delivery (on its own thread): starts the refiller
-     * once a spare was taken. Not from the taking thread, which may be a web application's: a
-     * thread keeps its creator's context class loader and access-control context (the protection
-     * domains of the classes on its creator's stack), which would keep that application's class
-     * loader alive after it is undeployed. Until then a take that finds none left refills itself.
-     */
-    static void startRefillerIfWanted() {
-        if (!wanted || refiller != null) {
-            return;
-        }
-        try {
-            Thread t = new Thread(null, RingPool::refillLoop, "jfrctx-rings", 0, false);
-            t.setContextClassLoader(null);
-            t.setDaemon(true);
-            t.start();
-            refiller = t;
-        } catch (Throwable cannot) { // e.g. no more threads: takes refill themselves
-            wanted = false;
-        }
-    }
-
-    /** The refiller: sleeps until woken (or a second), then adds a batch if one is missing. */
-    private static void refillLoop() {
-        while (true) {
-            LockSupport.parkNanos(1_000_000_000L);
-            if (QUEUED.get() < 2) {
-                refill(); // none once the agent has stopped: the takes then register
-            }
-        }
-    }
-
-    /** The agent makes no spares (its option {@code spares} is off): every take returns 0. */
-    private static volatile boolean disabled;
-
-    /**
-     * Held from asking the agent for a batch until that batch is queued: batches are queued in
-     * the order the agent made them (see the class comment). Never waited for: a take that finds
-     * a refill under way registers through JNI instead.
-     */
-    private static final ReentrantLock REFILLING = new ReentrantLock();
-
-    /** Asks the agent for a batch of spares; false when it gave none (or a refill is under way). */
-    private static boolean refill() {
-        if (!REFILLING.tryLock()) {
-            return false;
-        }
-        try {
-            long[] rings;
-            try {
-                rings = Natives.spares(TARGET);
-            } catch (Throwable t) { // the agent refused (e.g. an error it reported): no spares
-                return false;
-            }
-            if (rings == null) {
-                disabled = true;
-                return false;
-            }
-            if (rings.length == 0) {
-                return false;
-            }
-            QUEUED.incrementAndGet();
-            BATCHES.add(new Batch(rings));
-            return true;
-        } finally {
-            REFILLING.unlock();
         }
     }
 }

@@ -29,6 +29,8 @@ public final class RingWriter {
     private static final int ENTRIES = 64;
 
     private static final MethodHandle GET_LONG;
+    private static final MethodHandle GET_LONG_ACQUIRE;
+    private static final MethodHandle CAS_LONG;
     private static final MethodHandle PUT_LONG;
     private static final MethodHandle STORE_FENCE;
     private static final MethodHandle STORE_STORE_FENCE;
@@ -42,6 +44,12 @@ public final class RingWriter {
                     .invoke();
             GET_LONG = lookup.findVirtual(unsafeClass, "getLong", MethodType.methodType(long.class, long.class))
                     .bindTo(unsafe);
+            // At a raw address: the object argument is null.
+            GET_LONG_ACQUIRE = MethodHandles.insertArguments(lookup.findVirtual(unsafeClass, "getLongAcquire",
+                    MethodType.methodType(long.class, Object.class, long.class)).bindTo(unsafe), 0, (Object) null);
+            CAS_LONG = MethodHandles.insertArguments(lookup.findVirtual(unsafeClass, "compareAndSetLong",
+                    MethodType.methodType(boolean.class, Object.class, long.class, long.class, long.class))
+                    .bindTo(unsafe), 0, (Object) null);
             PUT_LONG = lookup.findVirtual(unsafeClass, "putLong",
                     MethodType.methodType(void.class, long.class, long.class)).bindTo(unsafe);
             STORE_FENCE = lookup.findVirtual(unsafeClass, "storeFence", MethodType.methodType(void.class))
@@ -120,6 +128,40 @@ public final class RingWriter {
     public static void claim(long ring, long javaThreadId) throws Throwable {
         STORE_FENCE.invokeExact();
         PUT_LONG.invokeExact(ring + CLAIM, javaThreadId + 1);
+    }
+
+    /** Word offsets in the spare queue (ARCHITECTURE.md, "Spare rings"). */
+    private static final long QUEUE_HEAD = 0;
+    private static final long QUEUE_SLOTS = 8;
+    private static final long QUEUE_TAIL = 64;
+    private static final long QUEUE_FIRST_SLOT = 128;
+
+    /**
+     * Takes the oldest spare ring from the agent's spare queue at {@code queue} and claims it for
+     * the calling thread: reads {@code head} and {@code tail} (acquire); none when they are
+     * equal; else reads slot {@code head}, then moves {@code head} on by one with a
+     * compare-and-set, and owns the ring only if that succeeded (the agent writes a slot again
+     * only once {@code head} has passed it), retrying otherwise.
+     *
+     * @param queue the queue's address ({@code Natives.spareQueue})
+     * @param javaThreadId the calling thread's id
+     * @return the claimed ring's address, 0 when none was waiting
+     * @throws Throwable never: declared by the method handles' {@code invokeExact}
+     */
+    public static long takeSpare(long queue, long javaThreadId) throws Throwable {
+        long mask = (long) GET_LONG.invokeExact(queue + QUEUE_SLOTS) - 1;
+        while (true) {
+            long h = (long) GET_LONG_ACQUIRE.invokeExact(queue + QUEUE_HEAD);
+            long t = (long) GET_LONG_ACQUIRE.invokeExact(queue + QUEUE_TAIL);
+            if (h >= t) {
+                return 0;
+            }
+            long ring = (long) GET_LONG.invokeExact(queue + QUEUE_FIRST_SLOT + ((h & mask) << 3));
+            if ((boolean) CAS_LONG.invokeExact(queue + QUEUE_HEAD, h, h + 1)) {
+                claim(ring, javaThreadId);
+                return ring;
+            }
+        }
     }
 
     /**

@@ -366,9 +366,6 @@ public final class StreamBridge {
                 encoder.discard(); // its strings are defined again in the next batch
             }
         }
-        if (!last) {
-            RingPool.startRefillerIfWanted();
-        }
     }
 
     /**

@@ -131,31 +131,58 @@ public final class Natives {
         return ring;
     }
 
-    /** Every spare ring handed out by {@link #spares}, in call order (kept alive here). */
+    /** Every spare ring published on the queue, in order (kept alive here). */
     public static final List<ByteBuffer> SPARES = Collections.synchronizedList(new ArrayList<>());
-    /** The {@code n} of every {@link #spares} call. */
-    public static final List<Integer> SPARE_CALLS = Collections.synchronizedList(new ArrayList<>());
+    /** Calls of {@link #spareQueue}. */
+    public static final List<Long> SPARE_QUEUE_CALLS = Collections.synchronizedList(new ArrayList<>());
+    /** Slots of the fake spare queue. */
+    public static final int QUEUE_SLOTS = 128;
+    /** The spare queue, laid out as the agent's (head, slots, tail at word 8, slots from word 16). */
+    private static final ByteBuffer QUEUE = ByteBuffer.allocateDirect(8 * (16 + QUEUE_SLOTS))
+            .order(ByteOrder.nativeOrder()).putLong(8, QUEUE_SLOTS);
 
     /**
-     * {@code n} spare rings of {@link #CAPACITY} entries (handles 5000, 5001, ... in order),
-     * claim and thread id 0, as the agent makes them.
+     * The spare queue, with 64 spares published on the first call, as the agent tops it up.
+     *
+     * @return its address
+     */
+    public static long spareQueue() {
+        synchronized (SPARES) {
+            if (SPARE_QUEUE_CALLS.isEmpty()) {
+                publishSpares(64);
+            }
+            SPARE_QUEUE_CALLS.add(1L);
+        }
+        return address(QUEUE);
+    }
+
+    /**
+     * Publishes {@code n} more spare rings of {@link #CAPACITY} entries (handles 5000, 5001, ...
+     * in order), claim and thread id 0, as the agent's worker does.
      *
      * @param n how many
-     * @return their addresses
      */
-    public static long[] spares(int n) {
-        long[] out = new long[n];
+    public static void publishSpares(int n) {
         synchronized (SPARES) {
-            SPARE_CALLS.add(n);
+            long tail = QUEUE.getLong(64);
             for (int i = 0; i < n; i++) {
                 ByteBuffer ring = ByteBuffer.allocateDirect(64 + 16 * CAPACITY).order(ByteOrder.nativeOrder());
                 ring.putLong(24, CAPACITY);
                 ring.putLong(40, 5000 + SPARES.size());
                 SPARES.add(ring);
-                out[i] = address(ring); // the agent's RingWriter, next to this class on the boot path
+                QUEUE.putLong(128 + 8 * (int) ((tail + i) % QUEUE_SLOTS), address(ring));
             }
+            QUEUE.putLong(64, tail + n); // the tests publish before they start the taking threads
         }
-        return out;
+    }
+
+    /**
+     * Spares taken from the queue so far.
+     *
+     * @return the queue's head
+     */
+    public static long sparesTaken() {
+        return QUEUE.getLong(0);
     }
 
     /**

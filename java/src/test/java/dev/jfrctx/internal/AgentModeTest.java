@@ -58,10 +58,10 @@ public class AgentModeTest {
                     Paths.get("bridge-vm", "dev", "jfrctx", "agent", "SafepointPoll.java").toAbsolutePath().toString());
             assertEquals("javac " + vmArgs, 0, javac.run(null, null, null, vmArgs.toArray(new String[0])));
             compiled.add(boot.resolve("dev/jfrctx/agent/SafepointPoll.class"));
-            // RingPool calls Natives.spares: compiled against the fake, which is on the path.
+            // RingPool calls Natives.spareQueue: compiled against the fake, which is on the path.
             javacArgs.addAll(List.of("-cp", boot.toString(),
                     Paths.get("bridge", "dev", "jfrctx", "agent", "RingPool.java").toAbsolutePath().toString()));
-            for (String c : new String[] {"RingPool", "RingPool$Batch", "RingPool$Mark"}) {
+            for (String c : new String[] {"RingPool", "RingPool$Mark"}) {
                 compiled.add(boot.resolve("dev/jfrctx/agent/" + c + ".class"));
             }
         }

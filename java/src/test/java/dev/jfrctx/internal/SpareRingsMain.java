@@ -9,9 +9,10 @@ import java.util.List;
 
 /**
  * Runs in a child JVM whose boot class path holds the fake {@link Natives} and the agent's real
- * {@code RingWriter} and {@code RingPool}: a thread's first context takes a spare ring (no
- * {@code Natives.register}), claims it with its id, and a thread holding a ring takes no second
- * one. Exits non-zero on the first failed check. Started by {@link AgentModeTest}.
+ * {@code RingWriter} and {@code RingPool}: a thread's first context takes a spare ring from the
+ * spare queue (no {@code Natives.register}), in order, and claims it with its id; a thread holding
+ * a ring takes no second one; a thread that finds the queue empty registers. Exits non-zero on
+ * the first failed check. Started by {@link AgentModeTest}.
  */
 public final class SpareRingsMain {
 
@@ -26,13 +27,13 @@ public final class SpareRingsMain {
         check(AgentLink.isLive(), "agent link is live");
         long tid = Thread.currentThread().getId();
 
-        // The first context takes a spare: one batch asked for, no registration.
+        // The first context takes a spare: the queue asked for once, no registration.
         try (RecordingContext c = RecordingContext.where(K, "a").build()) {
             check(ThreadState.current().log().usesRingWriter(), "a spare is written through the ring writer");
         }
-        equal(1, Natives.SPARE_CALLS.size(), "one Natives.spares call");
-        equal(64, Natives.SPARE_CALLS.get(0), "for a batch of 64");
+        equal(1, Natives.SPARE_QUEUE_CALLS.size(), "one Natives.spareQueue call");
         equal(0, Natives.REGISTERED_THREADS.size(), "no Natives.register call");
+        equal(1, Natives.sparesTaken(), "one spare taken from the queue");
         ByteBuffer first = Natives.SPARES.get(0);
         equal(tid + 1, first.getLong(16), "the spare is claimed with the thread's id + 1");
         equal(4, first.getLong(0), "two transitions (head = 2n) on the spare");
@@ -40,52 +41,26 @@ public final class SpareRingsMain {
 
         // A thread that holds a ring gets no second spare (another facade copy on it registers).
         equal(0, AgentLink.takeSpare(tid), "no second spare for a thread holding one");
+        equal(1, Natives.sparesTaken(), "nothing taken for it");
 
-        // Fresh threads take the next spares in order, each claimed with its own id.
+        // Fresh threads take the next spares in order, each claimed with its own id, until none
+        // is left; then they register.
         List<Long> ids = new ArrayList<>();
-        for (int i = 0; i < 40; i++) {
-            Thread t = new Thread(() -> {
-                try (RecordingContext c = RecordingContext.where(K, "b").build()) {
-                    // one context
-                }
-            });
-            t.start();
-            t.join();
-            ids.add(t.getId());
+        for (int i = 0; i < 64; i++) {
+            ids.add(oneContextOnAFreshThread());
         }
-        equal(0, Natives.REGISTERED_THREADS.size(), "fresh threads do not register");
-        for (int i = 0; i < ids.size(); i++) {
+        equal(1, Natives.SPARE_QUEUE_CALLS.size(), "the queue asked for once");
+        equal(64, Natives.sparesTaken(), "all 64 spares taken");
+        for (int i = 0; i < 63; i++) {
             equal(ids.get(i) + 1, Natives.SPARES.get(i + 1).getLong(16), "spare " + (i + 1) + "'s claim");
         }
-
-        // The stream bridge starts the refiller after a delivery, on its own thread; the refiller
-        // adds a batch when fewer than two are queued.
-        java.lang.reflect.Method start = Class.forName("dev.jfrctx.agent.RingPool", true, null)
-                .getDeclaredMethod("startRefillerIfWanted");
-        start.setAccessible(true);
-        Thread bridge = new Thread(() -> {
-            try {
-                start.invoke(null);
-            } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException(e);
-            }
-        }, "bridge");
-        bridge.start();
-        bridge.join();
-        long deadline = System.nanoTime() + 20_000_000_000L;
-        while (Natives.SPARE_CALLS.size() < 2) {
-            check(System.nanoTime() < deadline, "the refiller adds a batch (calls: " + Natives.SPARE_CALLS + ")");
-            Thread.sleep(10);
-        }
-        Thread refiller = null;
-        for (Thread t : Thread.getAllStackTraces().keySet()) {
-            if (t.getName().equals("jfrctx-rings")) {
-                refiller = t;
-            }
-        }
-        check(refiller != null && refiller.isDaemon(), "the refiller is the daemon thread jfrctx-rings");
-        check(refiller.getContextClassLoader() == null, "the refiller holds no class loader");
-        equal(1, Natives.SPARE_CALLS.size() - 1, "one more batch, not one per take");
+        equal(1, Natives.REGISTERED_THREADS.size(), "the thread that found the queue empty registered");
+        equal(ids.get(63), Natives.REGISTERED_THREADS.get(0), "and it was the last one");
+        Natives.publishSpares(2);
+        long next = oneContextOnAFreshThread();
+        equal(next + 1, Natives.SPARES.get(64).getLong(16), "a spare published later is taken");
+        equal(65, Natives.sparesTaken(), "from the queue");
+        equal(1, Natives.REGISTERED_THREADS.size(), "no more registrations");
 
         // The per-thread mark counts the copies holding a registered ring; the last to leave clears it.
         long[] taken = new long[1];
@@ -102,8 +77,28 @@ public final class SpareRingsMain {
         copies.start();
         copies.join();
         check(taken[0] != 0, "after the last holder left, the thread takes a spare");
-        check(Natives.RELEASED_HANDLES.isEmpty(), "nothing released through Natives.release");
+        // Releases (the Cleaners', when a GC ran) are of the ended fresh threads' rings only: the
+        // registered one (1000) and spares 5001 to 5064; never the main thread's spare (5000).
+        synchronized (Natives.RELEASED_HANDLES) {
+            for (long h : Natives.RELEASED_HANDLES) {
+                check(h == 1000 || (h >= 5001 && h <= 5064),
+                        "released " + h + ", not an ended thread's ring: " + Natives.RELEASED_HANDLES);
+            }
+        }
         System.out.println("agent-mode OK");
+    }
+
+    /** Starts a thread that opens and closes one context; returns its id once it ended. */
+    @SuppressWarnings("deprecation") // Thread.getId(): Thread.threadId() is JDK 19+
+    private static long oneContextOnAFreshThread() throws InterruptedException {
+        Thread t = new Thread(() -> {
+            try (RecordingContext c = RecordingContext.where(K, "b").build()) {
+                // one context
+            }
+        });
+        t.start();
+        t.join();
+        return t.getId();
     }
 
     private static void equal(long expected, long actual, String what) {
