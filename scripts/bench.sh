@@ -228,11 +228,11 @@ if [ "$run_criterion" = 1 ]; then
     fi
 fi
 
-# ---- 4. loom model check of the ring protocol ------------------------------------------------
+# ---- 4. loom model check of the ring and spare-queue protocols ---------------------------------
 if [ "$run_loom" = 1 ]; then
-    say "loom: tests/loom_ring.rs (separate target dir: RUSTFLAGS changes every artifact)"
+    say "loom: tests/loom_ring.rs, tests/loom_spares.rs (separate target dir: RUSTFLAGS changes every artifact)"
     if ! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR="$tgt/loom" \
-        cargo test --release --test loom_ring -- --test-threads 1 --nocapture >"$out/loom.log" 2>&1; then
+        cargo test --release --test loom_ring --test loom_spares -- --test-threads 1 --nocapture >"$out/loom.log" 2>&1; then
         tail -n 30 "$out/loom.log" >&2
         failures+=("loom")
     fi
