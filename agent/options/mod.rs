@@ -46,9 +46,9 @@ pub struct Config {
     pub log_level: Level,
     /// Entries per thread ring: a power of two in `16..=1<<20` (default 1024).
     pub ring_capacity: usize,
-    /// `spares=on`: a thread's first context takes a spare ring made in advance (no JNI call);
-    /// off by default (bench/README §7, "Spare rings": on JDK 25 it widens JFR's sampling gap at
-    /// a context's opening).
+    /// `spares=on` (the default): a thread's first context takes a spare ring the worker made in
+    /// advance (no JNI call); `off`: every thread registers its ring through JNI
+    /// (ARCHITECTURE.md, "Spare rings").
     pub spares: bool,
     /// How long transition history is kept, in nanoseconds (default 5 s, at least 3 s).
     pub retention_ns: i64,
@@ -84,7 +84,7 @@ impl Default for Config {
             period_ns: 20 * MS,
             log_level: Level::Warn,
             ring_capacity: 1024,
-            spares: false,
+            spares: true,
             retention_ns: 5 * S,
             retention_set: false,
             drain_interval_ns: 10 * MS,

@@ -131,7 +131,7 @@ pub static OPTIONS: [Opt; 27] = [
     Opt {
         key: "spares",
         repeat: false,
-        default: Some("off"),
+        default: Some("on"),
         allowed: "on or off",
         parse: |k, v| {
             let on = match v {

@@ -7,8 +7,8 @@ ticks, where the kernel has no schedstat).
                     [--rounds R] [--options OPTS]
 
 Runs, per round: `nothing` and `context` with the agent (sink=jsonl:/dev/null plus --options,
-none by default: the agent's defaults, a JNI registration per fresh thread; --options spares=on
-for spare rings), `context` without it. The agent's cost of a fresh thread's first context is `context` minus `nothing`
+none by default: the agent's defaults, a spare ring per fresh thread; --options spares=off for a
+JNI registration), `context` without it. The agent's cost of a fresh thread's first context is `context` minus `nothing`
 on the request threads (ForkJoinPool carriers) plus the agent's own threads. Defaults: JDK
 $JFRCTX_JDK25, target/release/libjfrctx.so, target/jfrctx.jar, 20 000 threads/s, 10 s measured
 after 5 s of warm-up, 2 rounds.
@@ -79,7 +79,7 @@ def main():
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=5, help="seconds run first and left out (0: none)")
-    ap.add_argument("--options", default="", help="agent options added to sink=jsonl:/dev/null (e.g. spares=on)")
+    ap.add_argument("--options", default="", help="agent options added to sink=jsonl:/dev/null (e.g. spares=off)")
     a = ap.parse_args()
     if not a.jdk or not a.javac_jdk:
         sys.exit("run.py: set JFRCTX_JDK25 and JFRCTX_JDK17 (source scripts/jdks.sh) or pass --jdk/--javac-jdk")

@@ -38,13 +38,13 @@ CONFIGS = {
     "jfrctx-endpoint": ("jfrctx", "endpoint", "jfrctx, a new context {endpoint} per request"),
     "jfrctx-request": ("jfrctx", "request", "jfrctx, a new context {endpoint, request} per request, events=cpu"),
     "jfrctx-request-all": ("jfrctx-all", "request", "jfrctx, {endpoint, request}, events=" + ALL_EVENTS),
-    "jfrctx-request-spares": ("jfrctx", "request", "as jfrctx-request with spares=on (no JNI call on a first context)"),
+    "jfrctx-request-jni": ("jfrctx", "request", "as jfrctx-request with spares=off (a JNI registration per first context)"),
     "otel": ("otel", "off", "OpenTelemetry Java agent alone (spans made, exporter none)"),
     "otel-jfr": ("otel-jfr", "off", "OTel agent + JFR alone (the 'jfr' stream): what sampling costs beside OTel"),
     "otel-jfrctx-off": ("otel-jfrctx-off", "off", "OTel agent + jfrctx (events=cpu), no bridge"),
     "otel-jfrctx": ("otel-jfrctx", "off", "OTel agent + jfrctx + jfrctx-otel.jar: trace/span/endpoint per sample"),
     "otel-jfrctx-root": ("otel-jfrctx-root", "off", "as otel-jfrctx with otel.jfrctx.span=root (one context per request)"),
-    "otel-jfrctx-spares": ("otel-jfrctx", "off", "as otel-jfrctx with spares=on (no JNI call on a first context)"),
+    "otel-jfrctx-jni": ("otel-jfrctx", "off", "as otel-jfrctx with spares=off (a JNI registration per first context)"),
     "pyroscope-off": ("pyroscope", "off", "Pyroscope agent (itimer 10ms), no labels"),
     "pyroscope-endpoint": ("pyroscope", "pyroscope-endpoint", "Pyroscope agent, ScopedContext {endpoint}"),
     "pyroscope-request": ("pyroscope", "pyroscope-request", "Pyroscope agent, ScopedContext {endpoint, request}"),
@@ -53,7 +53,7 @@ CONFIGS = {
 # Profilers that run the benchmark's own JFR stream (no agent): JFR alone, beside OTel or not.
 JFR_STREAM = ("jfr", "otel-jfr")
 # Agent options added to the common ones, by configuration.
-AGENT_EXTRA = {"jfrctx-request-spares": ",spares=on", "otel-jfrctx-spares": ",spares=on"}
+AGENT_EXTRA = {"jfrctx-request-jni": ",spares=off", "otel-jfrctx-jni": ",spares=off"}
 
 GROUPS = [  # (group, comm prefixes); /proc comm is the thread name cut to 15 bytes
     ("request", ("req-", "ForkJoinPool-")),

@@ -5,18 +5,18 @@
 //! crashes the JVM at that very write, with the writer's stack in its hs_err file.
 //!
 //! Workload: `gt.Carriers` (virtual threads whose every outermost context takes a ring and hands
-//! it back at its close: thousands of rings a second), on JDK 21 and 25, with spare rings
-//! (`spares=on`: taken without JNI, claimed by a header write, adopted by the registry) and with
-//! the JNI registration (the default). Asserted: a clean exit, rings really cycled (`threads=`,
+//! it back at its close: thousands of rings a second), on JDK 21 and 25, with spare rings (the
+//! default: taken from the spare queue without JNI, claimed by a header write, adopted by the
+//! registry) and with the JNI registration (`spares=off`). Asserted: a clean exit, rings really cycled (`threads=`,
 //! and with spares `spare_rings=`, in the agent's summary), samples received.
 //!
 //! Found this way: batches of spares refilled by two threads at once were queued out of the
 //! order the agent made them; a thread that handed its ring back could then claim an *earlier*
 //! spare, the registry adopted that thread's two claims in its own order, and the later adoption
 //! replaced — and freed — the ring the thread was writing (2 guarded runs crashed of 2, and
-//! 2 of 5; glibc's "corrupted double-linked list" once in about 30 unguarded runs). Now
-//! `RingPool.refill` queues one batch at a time, in order, and the registry keeps a replaced
-//! ring's memory unless every holder had handed it back.
+//! 2 of 5; glibc's "corrupted double-linked list" once in about 30 unguarded runs). Now the
+//! spare queue hands spares out in the order made, and the registry keeps a replaced ring's
+//! memory unless every holder had handed it back.
 
 use crate::common::{self, JvmRun};
 use std::time::Duration;
@@ -43,7 +43,7 @@ fn churn_once(jdk: u32, spares: bool, run: usize) {
     );
     let options = format!(
         "sink=jsonl:{{jsonl}},events=jdk.ExecutionSample#period=1ms{}",
-        if spares { ",spares=on" } else { "" }
+        if spares { "" } else { ",spares=off" }
     );
     let out = JvmRun::new(jdk)
         .jsonl(&format!("{name}.jsonl"))
