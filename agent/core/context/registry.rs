@@ -157,10 +157,10 @@ impl RingRegistry {
     /// Makes spares with `make` until `target` wait on the queue untaken (or the queue is full),
     /// and publishes them: how many were made.
     pub fn top_up(&mut self, target: usize, mut make: impl FnMut() -> Arc<Ring>) -> usize {
+        // `room()` is `SLOTS - waiting`: the cap keeps the count within it.
         let n = target
             .min(super::spares::SLOTS)
-            .saturating_sub(self.queue.waiting())
-            .min(self.queue.room());
+            .saturating_sub(self.queue.waiting());
         if n == 0 {
             return 0;
         }

@@ -103,8 +103,9 @@ impl SpareQueue {
         n
     }
 
-    /// A take as Java's `RingWriter.takeSpare` does it (tests and benchmarks): the oldest spare's
-    /// address, `None` when none is waiting.
+    /// A take as Java's `RingWriter.takeSpare` does it (tests only: Java is the consumer): the
+    /// oldest spare's address, `None` when none is waiting.
+    #[cfg(test)]
     pub fn take(&self) -> Option<i64> {
         loop {
             let h = self.words[HEAD].load(Ordering::Acquire);

@@ -49,7 +49,8 @@ public final class Natives {
      * its keeping (the agent's worker tops it up every round).
      *
      * @return the queue's address (layout: ARCHITECTURE.md, "Spare rings"), 0 when the agent
-     *     makes no spares ({@code spares=off}) or is not running
+     *     makes no spares ({@code spares=off}); before the agent runs, an empty queue it tops up
+     *     once it does
      */
     public static native long spareQueue();
 
