@@ -130,7 +130,7 @@ public final class RingWriter {
         PUT_LONG.invokeExact(ring + CLAIM, javaThreadId + 1);
     }
 
-    /** Word offsets in the spare queue (ARCHITECTURE.md, "Spare rings"). */
+    /** Byte offsets in the spare queue: words 0, 1, 8 and 16 (ARCHITECTURE.md, "Spare rings"). */
     private static final long QUEUE_HEAD = 0;
     private static final long QUEUE_SLOTS = 8;
     private static final long QUEUE_TAIL = 64;
