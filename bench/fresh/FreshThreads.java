@@ -3,30 +3,39 @@ import dev.jfrctx.RecordingContextKey;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Fresh virtual threads at a steady rate, as a thread-per-request server starts them: each either
+ * Fresh threads at a steady rate, as a thread-per-request server starts them: each either
  * activates a snapshot once and closes it ({@code context}) or does nothing ({@code nothing}).
  * {@code run.py} reads the CPU time of each thread group from /proc when it is done.
  *
- * <p>Usage: {@code java FreshThreads SECONDS context|nothing THREADS_PER_SECOND}. With
- * {@code -Dwarmup=S}, first runs S seconds the same way and prints {@code warm}, then waits
- * {@code -Dhold=MS} (so that the CPU can be read) before the measured SECONDS. Prints
- * {@code threads N} (threads started in the measured seconds) at the end, then waits for
- * {@code -Dhold=MS} again.
- * JDK 21+; compiled with {@code --release 17} (the virtual-thread start goes through a handle).
+ * <p>Usage: {@code java FreshThreads SECONDS context|nothing THREADS_PER_SECOND [virtual|platform]}
+ * (virtual threads by default). With {@code -Dwarmup=S}, first runs S seconds the same way and
+ * prints {@code warm}, then waits {@code -Dhold=MS} (so that the CPU can be read) before the
+ * measured SECONDS. Prints
+ * {@code threads N wall-ns P50 P90} at the end (threads started in the measured seconds, and the
+ * median and 90th percentile of the wall time each spent in its task, read with
+ * {@code System.nanoTime()} on the thread itself), then waits for {@code -Dhold=MS} again.
+ * Compiled with {@code --release 17}: virtual threads (JDK 21+) are started through a handle.
  */
 public final class FreshThreads {
-    private static final MethodHandle START_VIRTUAL;
+    /** {@code Thread.startVirtualThread}, null before JDK 21. */
+    private static final MethodHandle START_VIRTUAL = startVirtual();
 
-    static {
+    private static MethodHandle startVirtual() {
         try {
-            START_VIRTUAL = MethodHandles.publicLookup().findStatic(Thread.class, "startVirtualThread",
+            return MethodHandles.publicLookup().findStatic(Thread.class, "startVirtualThread",
                     MethodType.methodType(Thread.class, Runnable.class));
         } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError("JDK 21 or later is needed: " + e);
+            return null;
         }
     }
+
+    /** Wall ns of each task in the measured seconds, by start order (the last ones overwrite). */
+    private static final long[] WALL = new long[1 << 20];
+    private static final AtomicInteger TIMED = new AtomicInteger();
 
     private FreshThreads() {
     }
@@ -35,30 +44,60 @@ public final class FreshThreads {
         long seconds = Long.parseLong(args[0]);
         boolean context = args[1].equals("context");
         long rate = Long.parseLong(args[2]);
+        boolean platform = args.length > 3 && args[3].equals("platform");
+        if (!platform && START_VIRTUAL == null) {
+            throw new IllegalStateException("virtual threads need JDK 21 or later");
+        }
         RecordingContext.Snapshot snapshot;
         try (RecordingContext c = RecordingContext.where(RecordingContextKey.forName("endpoint"), "/x").build()) {
             snapshot = RecordingContext.snapshot();
         }
+        // Both modes read the clock twice, so that `context` minus `nothing` leaves the clock out;
+        // both allocate first, so that a platform thread's first TLAB is not in the figure.
         Runnable task = context ? () -> {
+            allocate();
+            long t0 = System.nanoTime();
             try (RecordingContext.Activation a = snapshot.activate()) {
                 // the first context of a fresh thread
             }
-        } : () -> { };
+            record(System.nanoTime() - t0);
+        } : () -> {
+            allocate();
+            long t0 = System.nanoTime();
+            record(System.nanoTime() - t0);
+        };
         long warmup = Long.getLong("warmup", 0);
         if (warmup > 0) {
-            run(task, warmup, rate);
+            run(task, warmup, rate, platform);
             System.out.println("warm");
             System.out.flush();
             Thread.sleep(Long.getLong("hold", 3000));
         }
-        long n = run(task, seconds, rate);
-        System.out.println("threads " + n);
+        TIMED.set(0);
+        long n = run(task, seconds, rate, platform);
+        long[] wall = Arrays.copyOf(WALL, Math.min(TIMED.get(), WALL.length));
+        Arrays.sort(wall);
+        System.out.println("threads " + n + " wall-ns " + wall[wall.length / 2] + " " + wall[wall.length * 9 / 10]);
         System.out.flush();
         Thread.sleep(Long.getLong("hold", 3000));
     }
 
+    /** Objects allocated by the tasks, kept so that the allocation is not removed. */
+    private static final Object[] KEPT = new Object[1024];
+
+    /** The thread's first allocation: a fresh platform thread takes its first TLAB here. */
+    private static void allocate() {
+        @SuppressWarnings("deprecation") // Thread.threadId() is JDK 19+
+        int slot = (int) (Thread.currentThread().getId() & (KEPT.length - 1));
+        KEPT[slot] = new byte[24];
+    }
+
+    private static void record(long ns) {
+        WALL[TIMED.getAndIncrement() & (WALL.length - 1)] = ns;
+    }
+
     /** Starts {@code rate} threads a second running {@code task} for {@code seconds}: how many. */
-    private static long run(Runnable task, long seconds, long rate) throws Throwable {
+    private static long run(Runnable task, long seconds, long rate, boolean platform) throws Throwable {
         Thread[] batch = new Thread[64];
         long start = System.nanoTime();
         long end = start + seconds * 1_000_000_000L;
@@ -69,7 +108,12 @@ public final class FreshThreads {
                 Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
             }
             for (int i = 0; i < batch.length; i++) {
-                batch[i] = (Thread) START_VIRTUAL.invokeExact(task);
+                if (platform) {
+                    batch[i] = new Thread(task);
+                    batch[i].start();
+                } else {
+                    batch[i] = (Thread) START_VIRTUAL.invokeExact(task);
+                }
             }
             for (Thread t : batch) {
                 t.join();

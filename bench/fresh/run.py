@@ -1,17 +1,23 @@
 #!/usr/bin/env python3
-"""CPU per fresh virtual thread, by thread group: FreshThreads.java at a steady rate, read from
-/proc/PID/task/*/schedstat once it is done (the scheduler's run time in ns; /proc's stat, in 10 ms
-ticks, where the kernel has no schedstat).
+"""A fresh thread's first context: FreshThreads.java starts threads at a steady rate, each
+activating a snapshot once and closing it. Two figures:
+
+- the task's wall time, read with System.nanoTime() on the thread itself (median and 90th
+  percentile over the measured threads): the request side of a first context, directly;
+- CPU per thread by thread group, from /proc/PID/task/*/schedstat before and after the measured
+  seconds (the scheduler's run time in ns; /proc's stat, in 10 ms ticks, where the kernel has no
+  schedstat): what the agent's own threads spend on it as well.
 
   bench/fresh/run.py [--jdk DIR] [--agent SO] [--jar JAR] [--rate N] [--seconds S] [--warmup S]
-                    [--rounds R] [--options OPTS]
+                    [--rounds R] [--kind virtual|platform] [--options OPTS]
 
 Runs, per round: `nothing` and `context` with the agent (sink=jsonl:/dev/null plus --options,
 none by default: the agent's defaults, a spare ring per fresh thread; --options spares=off for a
-JNI registration), `context` without it. The agent's cost of a fresh thread's first context is `context` minus `nothing`
-on the request threads (ForkJoinPool carriers) plus the agent's own threads. Defaults: JDK
-$JFRCTX_JDK25, target/release/libjfrctx.so, target/jfrctx.jar, 20 000 threads/s, 10 s measured
-after 5 s of warm-up, 2 rounds.
+JNI registration), `context` without it. The agent's request-side cost of a first context is the
+task's wall time with the agent minus without it; its whole cost is `context` minus `nothing` on
+the request threads (ForkJoinPool carriers, or the platform threads themselves) plus the agent's
+own threads. Defaults: JDK $JFRCTX_JDK25, target/release/libjfrctx.so, target/jfrctx.jar, virtual
+threads, 20 000 threads/s, 10 s measured after 5 s of warm-up, 2 rounds.
 """
 import argparse, collections, os, re, subprocess, sys, tempfile, time
 
@@ -46,13 +52,13 @@ def cpu_by_group(pid):
             groups[re.sub(r"[-#]?\d+$", "", st[0])] += ns if ns is not None else st[1] * 1e9 / server.TICK
     return groups
 
-def run(java, classes, jar, agent, options, mode, rate, seconds, warmup):
+def run(java, classes, jar, agent, options, mode, rate, seconds, warmup, kind="virtual"):
     """Threads started in the measured seconds, and the CPU each group spent in them (after the
     warm-up: the start of the JVM, the agent and the JIT's first compilations left out)."""
     cmd = [java, *HEAP, "-Dhold=3000", f"-Dwarmup={warmup}", "-cp", f"{jar}:{classes}"]
     if agent:
         cmd.append(f"-agentpath:{agent}=sink=jsonl:/dev/null" + (f",{options}" if options else ""))
-    cmd += ["FreshThreads", str(seconds), mode, str(rate)]
+    cmd += ["FreshThreads", str(seconds), mode, str(rate), kind]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     before = collections.Counter()
     line = p.stdout.readline()
@@ -62,12 +68,13 @@ def run(java, classes, jar, agent, options, mode, rate, seconds, warmup):
         line = p.stdout.readline()
     if not line.startswith("threads "):
         sys.exit(f"run.py: unexpected output {line!r}: {p.stderr.read()}")
-    n = int(line.split()[1])
+    fields = line.split()
+    n, wall = int(fields[1]), (int(fields[3]), int(fields[4]))
     time.sleep(1.0)
     groups = cpu_by_group(p.pid)
     p.wait()
     groups.subtract(before)
-    return n, groups
+    return n, groups, wall
 
 def main():
     ap = argparse.ArgumentParser()
@@ -79,6 +86,8 @@ def main():
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=5, help="seconds run first and left out (0: none)")
+    ap.add_argument("--kind", choices=("virtual", "platform"), default="virtual",
+                    help="fresh virtual threads (JDK 21+; the carriers are ForkJoinPool-*) or platform threads")
     ap.add_argument("--options", default="", help="agent options added to sink=jsonl:/dev/null (e.g. spares=off)")
     a = ap.parse_args()
     if not a.jdk or not a.javac_jdk:
@@ -87,15 +96,15 @@ def main():
     subprocess.run([os.path.join(a.javac_jdk, "bin/javac"), "--release", "17", "-cp", a.jar, "-d", classes,
                     os.path.join(here, "FreshThreads.java")], check=True)
     java = os.path.join(a.jdk, "bin/java")
-    print(f"{a.rate} fresh virtual threads/s for {a.seconds} s after {a.warmup} s of warm-up; "
+    print(f"{a.rate} fresh {a.kind} threads/s for {a.seconds} s after {a.warmup} s of warm-up; "
           "CPU ns per thread by thread group")
     for r in range(a.rounds):
         for label, agent, mode in (("agent, nothing", a.agent, "nothing"), ("agent, context", a.agent, "context"),
                                    ("no agent, context", None, "context")):
-            n, g = run(java, classes, a.jar, agent, a.options, mode, a.rate, a.seconds, a.warmup)
+            n, g, wall = run(java, classes, a.jar, agent, a.options, mode, a.rate, a.seconds, a.warmup, a.kind)
             shown = ", ".join(f"{k} {v / n:.0f}" for k, v in g.most_common()
-                              if k.startswith(("ForkJoinPool", "jfrctx")) and v > 0)
-            print(f"round {r + 1} {label:18s} threads {n}: {shown}")
+                              if k.startswith(("ForkJoinPool", "Thread", "jfrctx")) and v > 0)
+            print(f"round {r + 1} {label:18s} threads {n}, task wall ns p50 {wall[0]} p90 {wall[1]}: {shown}")
 
 if __name__ == "__main__":
     main()
