@@ -13,7 +13,8 @@
 # (JMH JDKs), --rounds N (overhead and server rounds), --out DIR (default
 # bench/results/<timestamp>[-smoke]), --server-only (= every --no-* but the server),
 # --server-configs LIST, --server-setups "17:platform 21:virtual" (see bench/server/run.py),
-# --server-warmup S and --server-measure S (seconds per server JVM: 10 and 15 by default).
+# --server-warmup S and --server-measure S (seconds per server JVM: 10 and 15 by default),
+# --server-period MS (ms between execution samples, every profiler: 10 by default).
 # Environment: OVERHEAD_AGENT_OPTS (extra agent options for the overhead run, default
 # ring=4096), OVERHEAD_WORK (compute steps per context, default 6500 ≈ 17 µs of CPU here).
 #
@@ -41,6 +42,7 @@ server_configs=""
 server_setups=""
 server_warmup_opt=""
 server_measure_opt=""
+server_period=10
 jdks=""
 rounds=""
 out=""
@@ -57,6 +59,7 @@ while [ $# -gt 0 ]; do
         --server-setups) server_setups="$2"; shift ;;
         --server-warmup) server_warmup_opt="$2"; shift ;;
         --server-measure) server_measure_opt="$2"; shift ;;
+        --server-period) server_period="$2"; shift ;;
         --jdks) jdks="$2"; shift ;;
         --rounds) rounds="$2"; shift ;;
         --out) out="$2"; shift ;;
@@ -272,10 +275,10 @@ if [ "$run_server" = 1 ]; then
         [ -f target/jfrctx-otel.jar ] || die "no target/jfrctx-otel.jar (scripts/build.sh builds it)"
         otel_args=(--otel-agent "$otel_jar" --otel-extension target/jfrctx-otel.jar)
     fi
-    say "server benchmark: $server_setups; $server_configs; $rounds round(s) of ${server_warmup}s warm-up + ${server_measure}s"
+    say "server benchmark: $server_setups; $server_configs; $rounds round(s) of ${server_warmup}s warm-up + ${server_measure}s, samples every ${server_period} ms"
     if ! python3 bench/server/run.py --classes "$sclasses" --tomcat "$tomcat" --agent "$agent" \
         --jar "$sclasses-facade" --out "$out" --rounds "$rounds" --warmup "$server_warmup" \
-        --measure "$server_measure" --setups "$server_setups" --configs "$server_configs" \
+        --measure "$server_measure" --period "$server_period" --setups "$server_setups" --configs "$server_configs" \
         "${pyro_args[@]}" "${otel_args[@]}" >"$out/server.log" 2>&1; then
         tail -n 20 "$out/server.log" >&2
         failures+=("server benchmark")

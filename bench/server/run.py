@@ -26,13 +26,13 @@ import time
 import urllib.request
 
 PATHS = "/app/cpu,/app/alloc,/app/handoff,/app/lock,/app/mixed"
-PERIOD_MS = 10
+PERIOD_MS = 10  # execution samples, every profiler (--period)
 ALL_EVENTS = "cpu+alloc+lock+park+io"
 
 # name -> (profiler, filter, description)
 CONFIGS = {
     "none": ("none", "off", "no profiling"),
-    "jfr": ("jfr", "off", "JFR alone: in-process RecordingStream, jdk.ExecutionSample#period=10ms"),
+    "jfr": ("jfr", "off", "JFR alone: in-process RecordingStream, jdk.ExecutionSample at the same period"),
     "jfrctx-off": ("jfrctx", "off", "jfrctx loaded (events=cpu), the filter installs nothing"),
     "jfrctx-snapshot": ("jfrctx", "snapshot", "jfrctx, a snapshot per endpoint activated"),
     "jfrctx-endpoint": ("jfrctx", "endpoint", "jfrctx, a new context {endpoint} per request"),
@@ -45,7 +45,7 @@ CONFIGS = {
     "otel-jfrctx": ("otel-jfrctx", "off", "OTel agent + jfrctx + jfrctx-otel.jar: trace/span/endpoint per sample"),
     "otel-jfrctx-root": ("otel-jfrctx-root", "off", "as otel-jfrctx with otel.jfrctx.span=root (one context per request)"),
     "otel-jfrctx-jni": ("otel-jfrctx", "off", "as otel-jfrctx with spares=off (a JNI registration per first context)"),
-    "pyroscope-off": ("pyroscope", "off", "Pyroscope agent (itimer 10ms), no labels"),
+    "pyroscope-off": ("pyroscope", "off", "Pyroscope agent (itimer at the same period), no labels"),
     "pyroscope-endpoint": ("pyroscope", "pyroscope-endpoint", "Pyroscope agent, ScopedContext {endpoint}"),
     "pyroscope-request": ("pyroscope", "pyroscope-request", "Pyroscope agent, ScopedContext {endpoint, request}"),
 }
@@ -177,10 +177,10 @@ def one_run(args, cfg, setup, rnd):
     if threads == "virtual":
         app.append("--virtual")
     if profiler in JFR_STREAM:
-        app += ["--jfr-stream", str(PERIOD_MS), "--samples", files["samples"]]
+        app += ["--jfr-stream", str(args.period), "--samples", files["samples"]]
     # The jfrctx agent, where a configuration loads it: the same options everywhere but its events
     # and the configuration's extra ones.
-    agent = (f"-agentpath:{args.agent}=sink=jsonl:{files['jsonl']},period={PERIOD_MS}ms,"
+    agent = (f"-agentpath:{args.agent}=sink=jsonl:{files['jsonl']},period={args.period}ms,"
              f"events={ALL_EVENTS if profiler == 'jfrctx-all' else 'cpu'}{AGENT_EXTRA.get(cfg, '')}")
     if profiler.startswith("jfrctx"):
         jvm.append(agent)
@@ -206,13 +206,13 @@ def one_run(args, cfg, setup, rnd):
             "PYROSCOPE_APPLICATION_NAME": "jfrctx-bench-server",
             "PYROSCOPE_SERVER_ADDRESS": args.pyroscope_server or f"http://127.0.0.1:{closed_port()}",
             "PYROSCOPE_PROFILER_EVENT": "itimer",
-            "PYROSCOPE_PROFILING_INTERVAL": f"{PERIOD_MS}ms",
+            "PYROSCOPE_PROFILING_INTERVAL": f"{args.period}ms",
             "PYROSCOPE_UPLOAD_INTERVAL": "10s",
             "PYROSCOPE_FORMAT": "jfr",
             "PYROSCOPE_LOG_LEVEL": "error",
         })
     cmd = [java] + jvm + ["-cp", cp, "dev.jfrctx.bench.server.BenchServer"] + app
-    rec = {"config": cfg, "jdk": jdk, "threads": threads, "round": rnd, "ok": False}
+    rec = {"config": cfg, "jdk": jdk, "threads": threads, "round": rnd, "period_ms": args.period, "ok": False}
     with open(files["err"], "w") as err:
         server = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, text=True, env=env, cwd=args.out)
     out_lines = []
@@ -315,7 +315,9 @@ def summarize(recs, out):
             setups.append((r["jdk"], r["threads"]))
     for jdk, threads in setups:
         rs = [r for r in recs if r["jdk"] == jdk and r["threads"] == threads and r.get("ok")]
-        lines.append(f"\nJDK {jdk}, {threads} request threads: median [min–max] over rounds; ratios paired per "
+        periods = sorted({r.get("period_ms", PERIOD_MS) for r in rs})
+        lines.append(f"\nJDK {jdk}, {threads} request threads, execution samples every "
+                     f"{'/'.join(map(str, periods))} ms: median [min–max] over rounds; ratios paired per "
                      f"round against the same round's base: 'otel' (the OTel agent alone) for otel-* "
                      f"configurations, 'jfr' (JFR alone) for the others")
         lines.append("| configuration | req/s | CPU µs/req | req/s × base | CPU/req × base | request threads µs/req "
@@ -373,6 +375,8 @@ def main():
     p.add_argument("--warmup", type=float, default=10)
     p.add_argument("--measure", type=float, default=20)
     p.add_argument("--connections", type=int, default=8)
+    p.add_argument("--period", type=int, default=PERIOD_MS,
+                   help="ms between execution samples, for every profiler (default %(default)s)")
     p.add_argument("--paths", default=PATHS, help="comma-separated request paths, cycled (default: all five)")
     p.add_argument("--setups", default="17:platform")
     p.add_argument("--configs", default="none,jfr,jfrctx-off,jfrctx-snapshot,jfrctx-endpoint,jfrctx-request")
