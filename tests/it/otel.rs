@@ -72,14 +72,20 @@ const HANDOFF_THREADS: [&str; 2] = ["otel-pool-", "ForkJoinPool-1-worker-"];
 /// a virtual thread included) and the run methods its executor advice wraps
 /// (`opentelemetry-java-instrumentation`, `executors/bootstrap` `ContextPropagatingRunnable`,
 /// `JavaExecutorInstrumentation`/`FutureTask` and `ForkJoinTask` advice: attach on enter, close on
-/// exit). Outside the task's own code (after it returned, before the scope closes) the thread
-/// still has that Context, so a sample there carries the span even after the span ended: seen
-/// 5.5 ms after the end on a loaded machine, a carrier preempted in
-/// `ContextPropagatingRunnable.run` after the virtual thread it had mounted finished its request.
-const TASK_RUN_FRAMES: [&str; 3] = [
+/// exit), and `RunnableInstrumentation`'s advice on every `Runnable`'s public `run()`, which is
+/// how the `CompletableFuture` tasks of `/chain` get theirs on the pool. Outside the task's own
+/// code (after it returned, before the scope closes) the thread still has that Context, so a
+/// sample there carries the span even after the span ended: seen 5.5 ms after the end on a loaded
+/// machine, a carrier preempted in `ContextPropagatingRunnable.run` after the virtual thread it had
+/// mounted finished its request, and 3.8 ms after it in `CompletableFuture$Completion.run`
+/// closing its scope after the stage it ran had completed the future the servlet waited on.
+const TASK_RUN_FRAMES: [&str; 6] = [
     "io.opentelemetry.javaagent.bootstrap.executors.ContextPropagatingRunnable.run",
     "java.util.concurrent.FutureTask.run",
     "java.util.concurrent.ForkJoinTask.doExec",
+    "java.util.concurrent.CompletableFuture$Completion.run",
+    "java.util.concurrent.CompletableFuture$AsyncSupply.run",
+    "java.util.concurrent.CompletableFuture$AsyncRun.run",
 ];
 /// The JDK native that the OTel agent's class discovery overflows under `-Xcheck:jni`.
 const OTEL_AGENT_JDK_NATIVE: &str = "sun.instrument.InstrumentationImpl.getAllLoadedClasses0";
