@@ -15,7 +15,8 @@ Runs, per round: `nothing` and `context` with the agent (sink=jsonl:/dev/null pl
 none by default: the agent's defaults, a spare ring per fresh thread; --options spares=off for a
 JNI registration), `context` without it. The agent's request-side cost of a first context is the
 task's wall time with the agent minus without it; its whole cost is `context` minus `nothing` on
-the request threads (ForkJoinPool carriers, or the platform threads themselves) plus the agent's
+the request threads (the ForkJoinPool carriers; a platform thread's CPU is gone from /proc once it
+has ended, so --kind platform shows the wall time and the agent's threads only) plus the agent's
 own threads. Defaults: JDK $JFRCTX_JDK25, target/release/libjfrctx.so, target/jfrctx.jar, virtual
 threads, 20 000 threads/s, 10 s measured after 5 s of warm-up, 2 rounds.
 """
@@ -53,8 +54,9 @@ def cpu_by_group(pid):
     return groups
 
 def run(java, classes, jar, agent, options, mode, rate, seconds, warmup, kind="virtual"):
-    """Threads started in the measured seconds, and the CPU each group spent in them (after the
-    warm-up: the start of the JVM, the agent and the JIT's first compilations left out)."""
+    """Threads started in the measured seconds, the CPU each group spent in them (after the
+    warm-up: the start of the JVM, the agent and the JIT's first compilations left out), and the
+    task's wall time (p50, p90) in ns."""
     cmd = [java, *HEAP, "-Dhold=3000", f"-Dwarmup={warmup}", "-cp", f"{jar}:{classes}"]
     if agent:
         cmd.append(f"-agentpath:{agent}=sink=jsonl:/dev/null" + (f",{options}" if options else ""))
@@ -103,7 +105,7 @@ def main():
                                    ("no agent, context", None, "context")):
             n, g, wall = run(java, classes, a.jar, agent, a.options, mode, a.rate, a.seconds, a.warmup, a.kind)
             shown = ", ".join(f"{k} {v / n:.0f}" for k, v in g.most_common()
-                              if k.startswith(("ForkJoinPool", "Thread", "jfrctx")) and v > 0)
+                              if k.startswith(("ForkJoinPool", "jfrctx")) and v > 0)
             print(f"round {r + 1} {label:18s} threads {n}, task wall ns p50 {wall[0]} p90 {wall[1]}: {shown}")
 
 if __name__ == "__main__":
