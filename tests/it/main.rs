@@ -15,6 +15,7 @@ mod app_server;
 mod bad_input;
 mod carriers;
 mod coexistence;
+mod definition_log;
 mod events;
 mod exact_frames;
 mod exit_paths;

@@ -228,22 +228,19 @@ final class BatchEncoder {
     }
 
     /**
-     * Appends every context definition and release queued in {@link Definitions}: tag 5 = id
-     * (i64), then the map's wire form as {@link Definitions#encode} made it (entry count u16,
-     * per key and value a byte length u32 and UTF-8); tag 6 = id (i64). Keys and values inline,
-     * not in the string table, which lives as long as the agent.
+     * Appends every context definition and release logged in {@link Definitions}, oldest first:
+     * tag 5 = id (i64), then the map's wire form (entry count u16, per key and value a byte length
+     * u32 and UTF-8); tag 6 = id (i64). The log holds them in this form already. Keys and values
+     * inline, not in the string table, which lives as long as the agent.
      */
     void addDefinitions() {
-        for (Definitions.Node d = Definitions.drain(); d != null; d = d.next) {
-            if (d.wire == null) {
-                ensure(9);
-                buf.put(TAG_RELEASE).putLong(d.id);
-                continue;
-            }
-            ensure(9 + d.wire.length);
-            buf.put(TAG_DEFINE).putLong(d.id).put(d.wire);
-        }
+        Definitions.drain(definitionSink);
     }
+
+    private final DefinitionLog.Sink definitionSink = (data, offset, length) -> {
+        ensure(length);
+        buf.put(data, offset, length);
+    };
 
     void end(String message) {
         int id = string(message);

@@ -2,26 +2,24 @@ package dev.jfrctx.agent;
 
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Context maps numbered by the facade itself, with no JNI call on the application's thread: the
  * facade takes an id here and installs it on its ring at once; the stream bridge hands the map to
- * the agent in the next batch it delivers ({@code drain}). One class in the boot loader for
+ * the agent in the next batch it delivers ({@link #drain}). One class in the boot loader for
  * every copy of the facade (each class loader's copy finds this one), so ids are unique per JVM.
  *
  * <p>Why the map always reaches the agent in time: a sample can only carry a context that was
- * installed before it was taken, and the map was pushed here before it was installed; every batch
+ * installed before it was taken, and the map was written here before it was installed; every batch
  * is delivered after the samples in it were taken, and each delivery first drains what is here.
  * So the map arrives in the same batch as the first sample that needs it, or earlier.
  *
- * <p>The map is encoded here, on the thread that built it (its strings are in that thread's
- * cache), into the batch's wire form: the stream then copies one array per map instead of
- * reading every key and value object of another thread's map (bench/README §10).
+ * <p>The map is written by the thread that built it (its strings are in that thread's cache)
+ * straight into a shared {@link DefinitionLog} chunk, in the batch's wire form: no object per map,
+ * and the stream copies bytes that lie one after the other (bench/README §10).
  *
- * <p>A lock-free stack (one CAS per map, per release); drained in push order. After the stream
- * has ended nobody drains it: {@link #close} makes later maps cost nothing and get an id the
- * agent never learns (their samples, if any, would be unknown). Not API.
+ * <p>After the stream has ended nobody drains the log: {@link #close} makes later maps cost
+ * nothing and get an id the agent never learns (their samples, if any, would be unknown). Not API.
  */
 public final class Definitions {
     private Definitions() {}
@@ -34,25 +32,10 @@ public final class Definitions {
 
     private static final AtomicLong NEXT = new AtomicLong(FIRST_ID);
 
-    /** A definition ({@code wire != null}) or a release ({@code wire == null}) of {@code id}. */
-    static final class Node {
-        final long id;
-        /** The map in the batch's wire form ({@link #encode}). */
-        final byte[] wire;
-        Node next;
-
-        Node(long id, byte[] wire) {
-            this.id = id;
-            this.wire = wire;
-        }
-    }
-
-    private static final AtomicReference<Node> TOP = new AtomicReference<>();
-
     private static volatile boolean closed;
 
     /**
-     * Numbers a new context map and queues it for the agent.
+     * Numbers a new context map and logs it for the agent.
      *
      * @param kv {@code [k0, v0, k1, v1, ...]} sorted by key, unique keys; not modified afterwards
      * @return its id, at least {@link #FIRST_ID}
@@ -61,44 +44,82 @@ public final class Definitions {
         if (closed) {
             return UNDEFINED;
         }
-        byte[] wire = encode(kv);
         long id = NEXT.getAndIncrement();
-        push(new Node(id, wire));
+        if (!writeAscii(id, kv)) {
+            write(BatchEncoder.TAG_DEFINE, id, encodeUtf8(kv));
+        }
         return id;
     }
 
     /**
-     * The wire form of a map (ARCHITECTURE.md, "Batch format", tag 5): entry count (u16), then
-     * for each key and each value its UTF-8 length (u32) and bytes, little-endian. One array,
-     * written char by char while every char is ASCII (keys and most values), else by
-     * {@link #encodeUtf8}.
+     * Logs the definition of {@code id} (ARCHITECTURE.md, "Batch format", tag 5: id, entry count
+     * u16, then for each key and each value its UTF-8 length u32 and bytes, little-endian),
+     * written char by char into the log.
+     *
+     * @return false, having logged nothing the reader keeps, when a char is not ASCII
      */
-    static byte[] encode(String[] kv) {
-        int size = 2 + 4 * kv.length;
+    private static boolean writeAscii(long id, String[] kv) {
+        int length = 4 + 1 + 8 + 2 + 4 * kv.length;
         for (String s : kv) {
-            size += s.length();
+            length += s.length();
         }
-        byte[] out = new byte[size];
-        int pairs = kv.length / 2;
-        out[0] = (byte) pairs;
-        out[1] = (byte) (pairs >>> 8);
-        int p = 2;
-        for (String s : kv) {
-            int len = s.length();
-            putInt(out, p, len);
-            p += 4;
-            for (int i = 0; i < len; i++) {
-                char c = s.charAt(i);
-                if (c >= 0x80) {
-                    return encodeUtf8(kv);
-                }
-                out[p++] = (byte) c;
+        int size = DefinitionLog.aligned(length);
+        while (true) {
+            DefinitionLog.Chunk c = DefinitionLog.current();
+            int at = c.reserved.getAndAdd(size);
+            byte[] d = c.data;
+            if (at > d.length - size) {
+                DefinitionLog.overflow(c, at, size);
+                continue;
             }
+            d[at + 4] = BatchEncoder.TAG_DEFINE;
+            putLong(d, at + 5, id);
+            int pairs = kv.length / 2;
+            d[at + 13] = (byte) pairs;
+            d[at + 14] = (byte) (pairs >>> 8);
+            int p = at + 15;
+            for (String s : kv) {
+                int len = s.length();
+                putInt(d, p, len);
+                p += 4;
+                for (int i = 0; i < len; i++) {
+                    char ch = s.charAt(i);
+                    if (ch >= 0x80) {
+                        d[at + 4] = 0; // the reader skips it
+                        DefinitionLog.commit(c, at, length);
+                        return false;
+                    }
+                    d[p++] = (byte) ch;
+                }
+            }
+            DefinitionLog.commit(c, at, length);
+            return true;
         }
-        return out;
     }
 
-    /** {@link #encode} for maps with a non-ASCII char. */
+    /** Logs a record: {@code tag}, {@code id} (i64), then {@code body} when not null. */
+    private static void write(byte tag, long id, byte[] body) {
+        int length = 4 + 1 + 8 + (body == null ? 0 : body.length);
+        int size = DefinitionLog.aligned(length);
+        while (true) {
+            DefinitionLog.Chunk c = DefinitionLog.current();
+            int at = c.reserved.getAndAdd(size);
+            byte[] d = c.data;
+            if (at > d.length - size) {
+                DefinitionLog.overflow(c, at, size);
+                continue;
+            }
+            d[at + 4] = tag;
+            putLong(d, at + 5, id);
+            if (body != null) {
+                System.arraycopy(body, 0, d, at + 13, body.length);
+            }
+            DefinitionLog.commit(c, at, length);
+            return;
+        }
+    }
+
+    /** The wire form of a map with a non-ASCII char (tag 5 without its id). */
     static byte[] encodeUtf8(String[] kv) {
         byte[][] texts = new byte[kv.length][];
         int size = 2 + 4 * kv.length;
@@ -126,48 +147,30 @@ public final class Definitions {
         out[at + 3] = (byte) (v >>> 24);
     }
 
+    private static void putLong(byte[] out, int at, long v) {
+        putInt(out, at, (int) v);
+        putInt(out, at + 4, (int) (v >>> 32));
+    }
+
     /**
-     * Queues the release of {@code id}: the facade object holding it is gone.
+     * Logs the release of {@code id}: the facade object holding it is gone.
      *
      * @param id an id from {@link #define}
      */
     public static void release(long id) {
         if (!closed && id >= FIRST_ID) {
-            push(new Node(id, null));
+            write(BatchEncoder.TAG_RELEASE, id, null);
         }
     }
 
-    private static void push(Node node) {
-        Node seen;
-        do {
-            seen = TOP.get();
-            node.next = seen;
-        } while (!TOP.compareAndSet(seen, node));
+    /** Hands every logged definition and release to {@code sink}, oldest first (records 5, 6). */
+    static void drain(DefinitionLog.Sink sink) {
+        DefinitionLog.drain(sink);
     }
 
-    /**
-     * Takes every queued definition and release, oldest first.
-     *
-     * @return the first node of the chain (linked by {@code next}), or null when none
-     */
-    static Node drain() {
-        if (TOP.get() == null) {
-            return null;
-        }
-        Node n = TOP.getAndSet(null);
-        Node reversed = null;
-        while (n != null) {
-            Node next = n.next;
-            n.next = reversed;
-            reversed = n;
-            n = next;
-        }
-        return reversed;
-    }
-
-    /** Nothing will drain the queue any more (the stream ended): stop queueing. */
+    /** Nothing will drain the log any more (the stream ended): stop logging. */
     static void close() {
         closed = true;
-        TOP.set(null);
+        DefinitionLog.clear();
     }
 }

@@ -1,0 +1,158 @@
+package dev.jfrctx.agent;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * Writers define and release maps through {@link Definitions} while one reader drains the log as
+ * the stream does, then checks what the agent would receive (tests/it/definition_log.rs):
+ * <ul>
+ * <li>in time: every id whose {@code define} returned before a drain started is in that drain or
+ *     an earlier one (a sample carrying it can only be taken after {@code define} returned);</li>
+ * <li>whole: every definition once, with its exact keys and values (ASCII, non-ASCII, long
+ *     values and one map larger than a chunk), every release once, after its definition;</li>
+ * <li>in order per writer, and nothing else in the log (no padding or abandoned record leaks).</li>
+ * </ul>
+ * Prints one JSON line with the counts; exits 1 with the first problem otherwise.
+ *
+ * <p>Args: writers, maps per writer.
+ */
+public final class DefinitionLogStress {
+    private static final String BIG = "v".repeat(DefinitionLog.CHUNK + 1000);
+
+    static String[] map(int writer, int i) {
+        String value = i % 7 == 3 ? "é-" + writer + "-" + i + "-ü"
+                : i % 997 == 5 ? "x".repeat(200_000) + i
+                : writer == 0 && i == 1234 ? BIG
+                : "w" + writer + "-" + i;
+        return new String[] {"endpoint", "/e" + (i % 5), "request", value};
+    }
+
+    public static void main(String[] args) throws Exception {
+        int writers = Integer.parseInt(args[0]);
+        int maps = Integer.parseInt(args[1]);
+        AtomicLongArray lastDefined = new AtomicLongArray(writers);
+        long[][] ids = new long[writers][maps];
+        Thread[] threads = new Thread[writers];
+        for (int w = 0; w < writers; w++) {
+            int writer = w;
+            threads[w] = new Thread(() -> {
+                for (int i = 0; i < maps; i++) {
+                    long id = Definitions.define(map(writer, i));
+                    ids[writer][i] = id;
+                    lastDefined.set(writer, id);
+                    if (i % 3 != 0) {
+                        Definitions.release(id);
+                    }
+                }
+            });
+        }
+        Map<Long, String[]> defined = new HashMap<>();
+        List<Long> order = new ArrayList<>();
+        Map<Long, Integer> releases = new HashMap<>();
+        int[] drains = {0};
+        String[] problem = {null};
+        DefinitionLog.Sink sink = (data, offset, length) -> {
+            ByteBuffer b = ByteBuffer.wrap(data, offset, length).order(ByteOrder.LITTLE_ENDIAN);
+            byte tag = b.get();
+            long id = b.getLong();
+            if (tag == BatchEncoder.TAG_RELEASE && length == 9) {
+                releases.merge(id, 1, Integer::sum);
+                if (!defined.containsKey(id) && problem[0] == null) {
+                    problem[0] = "release of " + id + " before its definition";
+                }
+                return;
+            }
+            if (tag != BatchEncoder.TAG_DEFINE) {
+                problem[0] = "a record with tag " + tag + " and length " + length;
+                return;
+            }
+            int n = 2 * (b.getShort() & 0xFFFF);
+            String[] kv = new String[n];
+            for (int k = 0; k < n; k++) {
+                byte[] s = new byte[b.getInt()];
+                b.get(s);
+                kv[k] = new String(s, StandardCharsets.UTF_8);
+            }
+            if (b.hasRemaining() && problem[0] == null) {
+                problem[0] = "definition " + id + " has " + b.remaining() + " bytes too many";
+            }
+            if (defined.put(id, kv) != null && problem[0] == null) {
+                problem[0] = "definition " + id + " twice";
+            }
+            order.add(id);
+        };
+        for (Thread t : threads) {
+            t.start();
+        }
+        boolean running = true;
+        while (running) {
+            running = false;
+            for (Thread t : threads) {
+                running |= t.isAlive();
+            }
+            long[] before = new long[writers];
+            for (int w = 0; w < writers; w++) {
+                before[w] = lastDefined.get(w);
+            }
+            Definitions.drain(sink);
+            drains[0]++;
+            for (int w = 0; w < writers; w++) {
+                if (before[w] != 0 && !defined.containsKey(before[w]) && problem[0] == null) {
+                    problem[0] = "id " + before[w] + " was defined before drain " + drains[0]
+                            + " started but is not in it";
+                }
+            }
+            if (problem[0] != null) {
+                break;
+            }
+        }
+        Definitions.drain(sink);
+        if (problem[0] == null) {
+            problem[0] = check(writers, maps, ids, defined, order, releases);
+        }
+        if (problem[0] != null) {
+            System.out.println("FAIL " + problem[0]);
+            System.exit(1);
+        }
+        System.out.println("{\"definitions\":" + defined.size() + ",\"releases\":" + releases.size()
+                + ",\"drains\":" + drains[0] + ",\"stalls\":" + DefinitionLog.stalls() + "}");
+    }
+
+    static String check(int writers, int maps, long[][] ids, Map<Long, String[]> defined, List<Long> order,
+            Map<Long, Integer> releases) {
+        if (defined.size() != writers * maps) {
+            return defined.size() + " definitions, expected " + writers * maps;
+        }
+        Map<Long, Integer> position = new HashMap<>();
+        for (int i = 0; i < order.size(); i++) {
+            position.put(order.get(i), i);
+        }
+        for (int w = 0; w < writers; w++) {
+            for (int i = 0; i < maps; i++) {
+                long id = ids[w][i];
+                String[] want = map(w, i);
+                String[] got = defined.get(id);
+                if (!java.util.Arrays.equals(want, got)) {
+                    return "id " + id + " (writer " + w + ", map " + i + ") arrived as "
+                            + (got == null ? "nothing" : got.length + " strings, first value "
+                            + got[1] + ", request of length " + got[3].length());
+                }
+                int released = releases.getOrDefault(id, 0);
+                if (released != (i % 3 != 0 ? 1 : 0)) {
+                    return "id " + id + " released " + released + " times";
+                }
+                if (i > 0 && position.get(ids[w][i - 1]) > position.get(id)) {
+                    return "writer " + w + ": map " + i + " arrived before map " + (i - 1);
+                }
+            }
+        }
+        return null;
+    }
+}
