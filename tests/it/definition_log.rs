@@ -6,7 +6,9 @@
 //! Asserted by the workload, per JDK: every id whose `define` returned before a drain started is
 //! in that drain or an earlier one; every map arrives once with its exact keys and values (ASCII,
 //! non-ASCII, 200 kB values, one map larger than a chunk); every release once, after its
-//! definition; per-writer order kept; nothing else read. Here: it exits 0 and prints its counts.
+//! definition; per-writer order kept; nothing else read; a fifth thread whose `define` overflows
+//! its stack at many points gets its maps delivered when `define` returned, never when it failed,
+//! and leaves no reservation open. Here: it exits 0 and prints its counts.
 
 use crate::common::{self, jdk};
 
@@ -50,7 +52,7 @@ fn stress(version: u32) {
     let counts: serde_json::Value =
         serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
     println!("definition_log JDK {version}: {counts}");
-    assert_eq!(counts["definitions"], 800_000, "{counts}");
+    assert_eq!(counts["definitions"], 800_100, "{counts}");
     assert_eq!(counts["releases"], 533_332, "{counts}");
 }
 

@@ -2,10 +2,9 @@ package dev.jfrctx.agent;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.TimeUnit;
+import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * The log {@link Definitions} writes into: any number of writers, one reader (the stream at each
@@ -15,23 +14,22 @@ import java.util.concurrent.locks.LockSupport;
  * delivery cost young-GC copying and a cache miss each at delivery).
  *
  * <p>A record: 4 bytes for its header, then the record's bytes, padded to 4 bytes. The header (its
- * length in bytes, header included; 0 while being written) sits in a parallel {@code int} array at
- * the record's offset / 4: JDK 22 and later refuse acquire and release access to a {@code byte[]}
- * viewed as ints. A writer reserves its place with one {@code getAndAdd} on the chunk, writes the
- * bytes, then publishes the header with a release store ({@link #commit}); the reader reads the
- * header with an acquire load and then the bytes. A record
- * whose first byte is 0 (or that has no bytes) is skipped: the padding that closes a full chunk,
- * or a record its writer abandoned. A writer whose reservation does not fit closes the chunk with
- * that padding (only the one whose reservation straddles the end does), links the next chunk and
- * retries there ({@link #overflow}).
+ * length in bytes, header included; 0 while being written; negative when the reader is to skip
+ * it) sits in a parallel {@code int} array at the record's offset / 4: JDK 22 and later refuse
+ * acquire and release access to a {@code byte[]} viewed as ints. A writer reserves its place with
+ * one {@code getAndAdd} on the chunk, writes the bytes, then publishes the header with a release
+ * store ({@link #commit}); the reader reads the header with an acquire load and then the bytes.
+ * A writer whose reservation does not fit closes the chunk with a skipped record (only the one
+ * whose reservation straddles the end does), links the next chunk and retries there
+ * ({@link #overflow}). Also skipped: a map written again because a char was not ASCII, and a
+ * reservation whose writer failed before committing it (a {@code StackOverflowError} can strike
+ * at any call), which the writer's handler closes with a plain store.
  *
  * <p>Nothing a delivered sample needs can be missing: a writer commits before its id is returned,
- * hence before the id is installed and before any sample carrying it is taken. A record still being
- * written at delivery time was therefore not installed yet; the reader waits for it briefly (a
- * writer is never blocked between reservation and commit, only descheduled) because records behind
- * it may be needed, and if it is still open after {@link #WAIT_NANOS} stops there and resumes at the
- * next delivery (the samples of this batch whose map lies behind it would be unknown, never wrong;
- * counted in {@link #stalls}). Not API.
+ * hence before the id is installed and before any sample carrying it is taken. A record still
+ * being written when the reader reaches it was therefore not installed yet, but records behind it
+ * may be; the reader passes over it and hands it over once committed ({@link #drain}), so a
+ * descheduled writer delays nobody else's maps. Not API.
  */
 final class DefinitionLog {
     private DefinitionLog() {}
@@ -41,9 +39,6 @@ final class DefinitionLog {
      * never copied by a young GC; copied at most once or twice in larger regions, once a second.
      */
     static final int CHUNK = 1 << 19;
-
-    /** How long the reader waits for a record that is being written. */
-    static final long WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private static final VarHandle HEADERS = MethodHandles.arrayElementVarHandle(int[].class);
 
@@ -68,7 +63,6 @@ final class DefinitionLog {
     // The reader's position; only touched under the class lock (one reader at a time).
     private static Chunk readChunk = CURRENT.get();
     private static int readPos;
-    private static long stalls;
 
     /** Where records are written now. */
     static Chunk current() {
@@ -92,7 +86,7 @@ final class DefinitionLog {
     static void overflow(Chunk chunk, int at, int size) {
         int end = chunk.data.length;
         if (at < end) {
-            commit(chunk, at, end - at); // padding: its first byte is 0 (or it has none)
+            commit(chunk, at, at - end); // padding, skipped
         }
         Chunk next = chunk.next.get();
         if (next == null) {
@@ -108,27 +102,48 @@ final class DefinitionLog {
     }
 
     /**
-     * Hands every committed record to {@code sink} in the order reserved and forgets it; links the
-     * next chunk ahead of time when the current one is half full, so that writers seldom allocate
-     * one. Called by one thread at a time (the stream, at each delivery).
+     * Hands every committed record to {@code sink} and forgets it; links the next chunk ahead of
+     * time when the current one is half full, so that writers seldom allocate one. Called by one
+     * thread at a time (the stream, at each delivery).
+     *
+     * <p>Order: the order reserved, except that a record still being written is passed over
+     * (its place kept in the pending ranges) and handed over at the first look after it was
+     * committed, before any record read after that look. So a map's release, logged only after
+     * its definition was committed, never arrives before it, and no record waits for a slow one.
      */
     static synchronized void drain(Sink sink) {
         Chunk c = readChunk;
         int p = readPos;
         try {
+            if (pendingCount > 0) {
+                drainPending(sink);
+            }
             while (true) {
                 byte[] d = c.data;
                 int limit = Math.min(c.reserved.get(), d.length);
                 while (p < limit) {
                     int h = (int) HEADERS.getAcquire(c.headers, p >> 2);
-                    if (h == 0 && (h = await(c.headers, p >> 2)) == 0) {
-                        stalls++;
-                        return;
+                    if (h == 0) {
+                        // Being written. Records behind it may be needed now: pass it over when
+                        // one of them is already there, or when the chunk is full (the records up
+                        // to its end are all reserved). Else nothing behind it is committed yet.
+                        int q = nextHeader(c.headers, p, limit);
+                        if (q < 0 && c.reserved.get() < d.length) {
+                            return;
+                        }
+                        int to = q < 0 ? d.length : q;
+                        addPending(c, p, to);
+                        passedOver++;
+                        p = to;
+                        continue;
                     }
-                    if (h > 4 && d[p + 4] != 0) {
+                    if (pendingCount > 0) {
+                        drainPending(sink);
+                    }
+                    if (h > 0) {
                         sink.put(d, p + 4, h - 4);
                     }
-                    p += aligned(h);
+                    p += aligned(Math.abs(h));
                 }
                 Chunk next = c.next.get();
                 if (p < d.length || next == null) {
@@ -144,24 +159,65 @@ final class DefinitionLog {
         }
     }
 
-    /** The header {@code i} once its writer committed it, or 0 after {@link #WAIT_NANOS}. */
-    private static int await(int[] headers, int i) {
-        long start = System.nanoTime();
-        for (int spins = 0; ; spins++) {
-            int h = (int) HEADERS.getAcquire(headers, i);
-            if (h != 0) {
-                return h;
+    /** The offset of the first header after {@code p} and before {@code limit} that is set, or -1. */
+    private static int nextHeader(int[] headers, int p, int limit) {
+        for (int i = (p >> 2) + 1, end = limit >> 2; i < end; i++) {
+            if (headers[i] != 0) {
+                return i << 2;
             }
-            long waited = System.nanoTime() - start;
-            if (waited > WAIT_NANOS) {
-                return 0;
-            }
-            if (spins < 100) {
-                Thread.onSpinWait();
-            } else if (waited < 1_000_000) {
-                Thread.yield();
-            } else {
-                LockSupport.parkNanos(100_000);
+        }
+        return -1;
+    }
+
+    // Ranges [from, to) of a chunk passed over while their first record was being written; they
+    // hold whole records (each range starts and ends at a record's start or the chunk's end).
+    private static Chunk[] pendingChunk = new Chunk[4];
+    private static int[] pendingFrom = new int[4];
+    private static int[] pendingTo = new int[4];
+    private static int pendingCount;
+    private static long passedOver;
+
+    private static void addPending(Chunk c, int from, int to) {
+        if (pendingCount == pendingChunk.length) {
+            pendingChunk = Arrays.copyOf(pendingChunk, 2 * pendingCount);
+            pendingFrom = Arrays.copyOf(pendingFrom, 2 * pendingCount);
+            pendingTo = Arrays.copyOf(pendingTo, 2 * pendingCount);
+        }
+        pendingChunk[pendingCount] = c;
+        pendingFrom[pendingCount] = from;
+        pendingTo[pendingCount] = to;
+        pendingCount++;
+    }
+
+    /**
+     * Hands over the committed records of the pending ranges, oldest range first; within a range,
+     * a record still being written is passed over again as the main pass does. Allocates only
+     * while something is pending (seldom: a writer descheduled between reservation and commit).
+     */
+    private static void drainPending(Sink sink) {
+        int n = pendingCount;
+        Chunk[] chunks = pendingChunk.clone();
+        int[] from = pendingFrom.clone();
+        int[] to = pendingTo.clone();
+        Arrays.fill(pendingChunk, null);
+        pendingCount = 0;
+        for (int i = 0; i < n; i++) {
+            Chunk c = chunks[i];
+            int p = from[i];
+            int end = to[i];
+            while (p < end) {
+                int h = (int) HEADERS.getAcquire(c.headers, p >> 2);
+                if (h == 0) {
+                    int q = nextHeader(c.headers, p, end);
+                    int stop = q < 0 ? end : q;
+                    addPending(c, p, stop);
+                    p = stop;
+                    continue;
+                }
+                if (h > 0) {
+                    sink.put(c.data, p + 4, h - 4);
+                }
+                p += aligned(Math.abs(h));
             }
         }
     }
@@ -173,9 +229,14 @@ final class DefinitionLog {
         }
     }
 
-    /** How often a delivery stopped at a record still being written after {@link #WAIT_NANOS}. */
-    static synchronized long stalls() {
-        return stalls;
+    /** Ranges still passed over: none once every reservation was committed or abandoned. */
+    static synchronized int pendingRanges() {
+        return pendingCount;
+    }
+
+    /** How often a reader passed over a record still being written. */
+    static synchronized long passedOver() {
+        return passedOver;
     }
 
     /** Drops every record and chunk: nothing reads the log any more. */
@@ -184,5 +245,7 @@ final class DefinitionLog {
         CURRENT.set(empty);
         readChunk = empty;
         readPos = 0;
+        Arrays.fill(pendingChunk, null);
+        pendingCount = 0;
     }
 }

@@ -68,32 +68,42 @@ public final class Definitions {
             DefinitionLog.Chunk c = DefinitionLog.current();
             int at = c.reserved.getAndAdd(size);
             byte[] d = c.data;
-            if (at > d.length - size) {
-                DefinitionLog.overflow(c, at, size);
-                continue;
-            }
-            d[at + 4] = BatchEncoder.TAG_DEFINE;
-            putLong(d, at + 5, id);
-            int pairs = kv.length / 2;
-            d[at + 13] = (byte) pairs;
-            d[at + 14] = (byte) (pairs >>> 8);
-            int p = at + 15;
-            for (String s : kv) {
-                int len = s.length();
-                putInt(d, p, len);
-                p += 4;
-                for (int i = 0; i < len; i++) {
-                    char ch = s.charAt(i);
-                    if (ch >= 0x80) {
-                        d[at + 4] = 0; // the reader skips it
-                        DefinitionLog.commit(c, at, length);
-                        return false;
-                    }
-                    d[p++] = (byte) ch;
+            try {
+                if (at > d.length - size) {
+                    DefinitionLog.overflow(c, at, size);
+                    continue;
                 }
+                d[at + 4] = BatchEncoder.TAG_DEFINE;
+                putLong(d, at + 5, id);
+                int pairs = kv.length / 2;
+                d[at + 13] = (byte) pairs;
+                d[at + 14] = (byte) (pairs >>> 8);
+                int p = at + 15;
+                for (String s : kv) {
+                    int len = s.length();
+                    putInt(d, p, len);
+                    p += 4;
+                    for (int i = 0; i < len; i++) {
+                        char ch = s.charAt(i);
+                        if (ch >= 0x80) {
+                            DefinitionLog.commit(c, at, -length); // skipped by the reader
+                            return false;
+                        }
+                        d[p++] = (byte) ch;
+                    }
+                }
+                DefinitionLog.commit(c, at, length);
+                return true;
+            } catch (Throwable t) {
+                // A StackOverflowError can strike at any call, an OutOfMemoryError in overflow:
+                // close the reservation, or the reader would wait at it for ever and no later map
+                // would reach the agent. A plain store and no call, so that the error cannot
+                // strike again first; the reader sees it at a delivery soon after.
+                if (at < d.length) {
+                    c.headers[at >> 2] = at > d.length - size ? at - d.length : -length;
+                }
+                throw t;
             }
-            DefinitionLog.commit(c, at, length);
-            return true;
         }
     }
 
@@ -105,17 +115,28 @@ public final class Definitions {
             DefinitionLog.Chunk c = DefinitionLog.current();
             int at = c.reserved.getAndAdd(size);
             byte[] d = c.data;
-            if (at > d.length - size) {
-                DefinitionLog.overflow(c, at, size);
-                continue;
+            try {
+                if (at > d.length - size) {
+                    DefinitionLog.overflow(c, at, size);
+                    continue;
+                }
+                d[at + 4] = tag;
+                putLong(d, at + 5, id);
+                if (body != null) {
+                    System.arraycopy(body, 0, d, at + 13, body.length);
+                }
+                DefinitionLog.commit(c, at, length);
+                return;
+            } catch (Throwable t) {
+                // A StackOverflowError can strike at any call, an OutOfMemoryError in overflow:
+                // close the reservation, or the reader would wait at it for ever and no later map
+                // would reach the agent. A plain store and no call, so that the error cannot
+                // strike again first; the reader sees it at a delivery soon after.
+                if (at < d.length) {
+                    c.headers[at >> 2] = at > d.length - size ? at - d.length : -length;
+                }
+                throw t;
             }
-            d[at + 4] = tag;
-            putLong(d, at + 5, id);
-            if (body != null) {
-                System.arraycopy(body, 0, d, at + 13, body.length);
-            }
-            DefinitionLog.commit(c, at, length);
-            return;
         }
     }
 

@@ -17,7 +17,11 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *     an earlier one (a sample carrying it can only be taken after {@code define} returned);</li>
  * <li>whole: every definition once, with its exact keys and values (ASCII, non-ASCII, long
  *     values and one map larger than a chunk), every release once, after its definition;</li>
- * <li>in order per writer, and nothing else in the log (no padding or abandoned record leaks).</li>
+ * <li>in order per writer, and nothing else in the log (no padding or abandoned record leaks);</li>
+ * <li>nothing left open: one more thread defines maps at the bottom of its stack, so that a
+ *     {@code StackOverflowError} strikes inside {@code define} at many points (each failed
+ *     attempt is retried one frame higher); the maps whose {@code define} returned arrive like
+ *     the others, the failed ones never, and no reservation stays pending at the end.</li>
  * </ul>
  * Prints one JSON line with the counts; exits 1 with the first problem otherwise.
  *
@@ -32,6 +36,25 @@ public final class DefinitionLogStress {
                 : writer == 0 && i == 1234 ? BIG
                 : "w" + writer + "-" + i;
         return new String[] {"endpoint", "/e" + (i % 5), "request", value};
+    }
+
+    /** Maps the overflowing thread defines; its ids, and how many attempts failed. */
+    static final int DEEP = 100;
+    static final long[] deepIds = new long[DEEP];
+    static int deepFailures;
+
+    static String[] deepMap(int i) {
+        return new String[] {"deep", "d" + i + (i % 5 == 0 ? "-ß" : "")};
+    }
+
+    /** Recurses to the stack's end, then defines, one frame higher after each overflow. */
+    static long deep(String[] kv) {
+        try {
+            return deep(kv);
+        } catch (StackOverflowError e) {
+            deepFailures++;
+            return Definitions.define(kv);
+        }
     }
 
     public static void main(String[] args) throws Exception {
@@ -53,6 +76,11 @@ public final class DefinitionLogStress {
                 }
             });
         }
+        Thread deeper = new Thread(() -> {
+            for (int i = 0; i < DEEP; i++) {
+                deepIds[i] = deep(deepMap(i));
+            }
+        }, "deep");
         Map<Long, String[]> defined = new HashMap<>();
         List<Long> order = new ArrayList<>();
         Map<Long, Integer> releases = new HashMap<>();
@@ -91,9 +119,10 @@ public final class DefinitionLogStress {
         for (Thread t : threads) {
             t.start();
         }
+        deeper.start();
         boolean running = true;
         while (running) {
-            running = false;
+            running = deeper.isAlive();
             for (Thread t : threads) {
                 running |= t.isAlive();
             }
@@ -117,19 +146,30 @@ public final class DefinitionLogStress {
         if (problem[0] == null) {
             problem[0] = check(writers, maps, ids, defined, order, releases);
         }
+        for (int i = 0; i < DEEP && problem[0] == null; i++) {
+            if (!java.util.Arrays.equals(deepMap(i), defined.get(deepIds[i]))) {
+                problem[0] = "the map defined at the stack's end " + i + " did not arrive intact";
+            }
+        }
+        if (problem[0] == null && DefinitionLog.pendingRanges() != 0) {
+            problem[0] = DefinitionLog.pendingRanges() + " ranges still pending after every writer ended:"
+                    + " a failed define left its reservation open";
+        }
+        if (problem[0] == null && defined.size() != writers * maps + DEEP) {
+            problem[0] = defined.size() + " definitions, expected " + (writers * maps + DEEP)
+                    + ": a failed define reached the reader";
+        }
         if (problem[0] != null) {
             System.out.println("FAIL " + problem[0]);
             System.exit(1);
         }
         System.out.println("{\"definitions\":" + defined.size() + ",\"releases\":" + releases.size()
-                + ",\"drains\":" + drains[0] + ",\"stalls\":" + DefinitionLog.stalls() + "}");
+                + ",\"drains\":" + drains[0] + ",\"passed_over\":" + DefinitionLog.passedOver()
+                + ",\"overflowed_defines\":" + deepFailures + "}");
     }
 
     static String check(int writers, int maps, long[][] ids, Map<Long, String[]> defined, List<Long> order,
             Map<Long, Integer> releases) {
-        if (defined.size() != writers * maps) {
-            return defined.size() + " definitions, expected " + writers * maps;
-        }
         Map<Long, Integer> position = new HashMap<>();
         for (int i = 0; i < order.size(); i++) {
             position.put(order.get(i), i);
