@@ -275,13 +275,18 @@ struct Figures {
 }
 
 /// Whether the sample's thread is in an OTel task wrapper's own code ([`TASK_RUN_FRAMES`]), not
-/// in the task (no frame of the service, no virtual thread running).
+/// in the task (no frame of the service, no virtual thread running). A stack cut at JFR's depth
+/// limit (`truncated`) with no such frame in what is left counts too: its wrapper frame, if any,
+/// is below the cut. Seen once on JDK 21: a carrier 15 ms after its span's end, deep in the OTel
+/// agent's class transformation (Byte Buddy's type pool parsing a class being loaded), the
+/// wrapper's scope presumably still open below the cut.
 fn in_task_wrapper(sample: &Value) -> bool {
     let Some(stack) = sample["stack"].as_array() else {
         return false;
     };
     let methods: Vec<&str> = stack.iter().filter_map(|f| f["method"].as_str()).collect();
-    methods.iter().any(|m| TASK_RUN_FRAMES.contains(m))
+    let truncated = sample["truncated"].as_bool() == Some(true);
+    (truncated || methods.iter().any(|m| TASK_RUN_FRAMES.contains(m)))
         && !methods.iter().any(|m| {
             m.starts_with("dev.jfrctx.tests.otel.") || m.starts_with("java.lang.VirtualThread.")
         })
