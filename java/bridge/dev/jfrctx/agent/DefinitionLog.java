@@ -13,9 +13,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * one after the other (bench/README §10: a small node and array per map kept alive until the next
  * delivery cost young-GC copying and a cache miss each at delivery).
  *
- * <p>A record: 4 bytes for its header, then the record's bytes, padded to 4 bytes. The header (its
- * length in bytes, header included; 0 while being written; negative when the reader is to skip
- * it) sits in a parallel {@code int} array at the record's offset / 4: JDK 22 and later refuse
+ * <p>A record: 4 bytes for its header, then the record's bytes, padded to 16 bytes. The header
+ * (its length in bytes, header included; 0 while being written; negative when the reader is to
+ * skip it) sits in a parallel {@code int} array at the record's offset / 16 (a quarter of the
+ * chunk's size; a release, the smallest record, takes 13 bytes): JDK 22 and later refuse
  * acquire and release access to a {@code byte[]} viewed as ints. A writer reserves its place with
  * one {@code getAndAdd} on the chunk, writes the bytes, then publishes the header with a release
  * store ({@link #commit}); the reader reads the header with an acquire load and then the bytes.
@@ -35,8 +36,9 @@ final class DefinitionLog {
     private DefinitionLog() {}
 
     /**
-     * 512 KiB (and as much again for its headers): humongous for G1's regions of up to 1 MiB, so
-     * never copied by a young GC; copied at most once or twice in larger regions, once a second.
+     * 512 KiB: humongous for G1's regions of up to 1 MiB, so never copied by a young GC (its
+     * 128 KiB of headers may be, once or twice); in larger regions copied at most a few times, and
+     * one chunk lasts a second or more at thousands of maps a second.
      */
     static final int CHUNK = 1 << 19;
 
@@ -45,7 +47,7 @@ final class DefinitionLog {
     /** Shared storage for records; reserved by {@link #reserved}, linked by {@link #next}. */
     static final class Chunk {
         final byte[] data;
-        /** The header of the record at offset {@code p} is {@code headers[p / 4]}. */
+        /** The header of the record at offset {@code p} is {@code headers[p >> SHIFT]}. */
         final int[] headers;
         /** Bytes handed out; beyond {@code data.length} once a writer found the chunk full. */
         final AtomicInteger reserved = new AtomicInteger();
@@ -53,7 +55,7 @@ final class DefinitionLog {
 
         Chunk(int size) {
             data = new byte[size];
-            headers = new int[size / 4];
+            headers = new int[size >> SHIFT];
         }
     }
 
@@ -69,14 +71,19 @@ final class DefinitionLog {
         return CURRENT.get();
     }
 
+    /** Records start at multiples of {@link #GRAIN} bytes; a header per grain. */
+    static final int SHIFT = 4;
+
+    static final int GRAIN = 1 << SHIFT;
+
     /** The space a record of {@code length} bytes (header included) takes. */
     static int aligned(int length) {
-        return (length + 3) & ~3;
+        return (length + GRAIN - 1) & -GRAIN;
     }
 
     /** Publishes the record at {@code at}: its bytes become visible to the reader with it. */
     static void commit(Chunk chunk, int at, int length) {
-        HEADERS.setRelease(chunk.headers, at >> 2, length);
+        HEADERS.setRelease(chunk.headers, at >> SHIFT, length);
     }
 
     /**
@@ -122,7 +129,7 @@ final class DefinitionLog {
                 byte[] d = c.data;
                 int limit = Math.min(c.reserved.get(), d.length);
                 while (p < limit) {
-                    int h = (int) HEADERS.getAcquire(c.headers, p >> 2);
+                    int h = (int) HEADERS.getAcquire(c.headers, p >> SHIFT);
                     if (h == 0) {
                         // Being written. Records behind it may be needed now: pass it over when
                         // one of them is already there, or when the chunk is full (the records up
@@ -161,9 +168,9 @@ final class DefinitionLog {
 
     /** The offset of the first header after {@code p} and before {@code limit} that is set, or -1. */
     private static int nextHeader(int[] headers, int p, int limit) {
-        for (int i = (p >> 2) + 1, end = limit >> 2; i < end; i++) {
+        for (int i = (p >> SHIFT) + 1, end = limit >> SHIFT; i < end; i++) {
             if (headers[i] != 0) {
-                return i << 2;
+                return i << SHIFT;
             }
         }
         return -1;
@@ -206,7 +213,7 @@ final class DefinitionLog {
             int p = from[i];
             int end = to[i];
             while (p < end) {
-                int h = (int) HEADERS.getAcquire(c.headers, p >> 2);
+                int h = (int) HEADERS.getAcquire(c.headers, p >> SHIFT);
                 if (h == 0) {
                     int q = nextHeader(c.headers, p, end);
                     int stop = q < 0 ? end : q;

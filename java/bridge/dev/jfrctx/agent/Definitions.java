@@ -100,7 +100,7 @@ public final class Definitions {
                 // would reach the agent. A plain store and no call, so that the error cannot
                 // strike again first; the reader sees it at a delivery soon after.
                 if (at < d.length) {
-                    c.headers[at >> 2] = at > d.length - size ? at - d.length : -length;
+                    c.headers[at >> DefinitionLog.SHIFT] = at > d.length - size ? at - d.length : -length;
                 }
                 throw t;
             }
@@ -133,7 +133,7 @@ public final class Definitions {
                 // would reach the agent. A plain store and no call, so that the error cannot
                 // strike again first; the reader sees it at a delivery soon after.
                 if (at < d.length) {
-                    c.headers[at >> 2] = at > d.length - size ? at - d.length : -length;
+                    c.headers[at >> DefinitionLog.SHIFT] = at > d.length - size ? at - d.length : -length;
                 }
                 throw t;
             }
