@@ -40,13 +40,15 @@ public final class AttachBench {
         }
         for (int rep = 0; rep < 5; rep++) {
             long a0 = mx.getThreadAllocatedBytes(tid);
+            long c0 = mx.getCurrentThreadCpuTime();
             long t0 = System.nanoTime();
             loop(rootCtx, childCtx, rounds);
             long t1 = System.nanoTime();
+            long c1 = mx.getCurrentThreadCpuTime();
             long a1 = mx.getThreadAllocatedBytes(tid);
             double perAttach = 2.0 * rounds;
-            System.out.printf("%s rep %d: %.1f ns and %.2f bytes per attach+detach%n",
-                    args[0], rep, (t1 - t0) / perAttach, (a1 - a0) / perAttach);
+            System.out.printf("%s rep %d: %.1f ns (thread CPU %.1f ns) and %.2f bytes per attach+detach%n",
+                    args[0], rep, (t1 - t0) / perAttach, (c1 - c0) / perAttach, (a1 - a0) / perAttach);
         }
         System.out.println(sink == 42 ? "" : "done");
     }
@@ -55,6 +57,7 @@ public final class AttachBench {
     static void spans(Tracer tracer, ThreadMXBean mx, long tid, long rounds, String mode) {
         for (int rep = 0; rep < 5; rep++) {
             long a0 = mx.getThreadAllocatedBytes(tid);
+            long c0 = mx.getCurrentThreadCpuTime();
             long t0 = System.nanoTime();
             for (long i = 0; i < rounds; i++) {
                 Span root = tracer.spanBuilder("GET /orders").setAttribute("http.request.method", "GET")
@@ -69,9 +72,11 @@ public final class AttachBench {
                 root.end();
             }
             long t1 = System.nanoTime();
+            long c1 = mx.getCurrentThreadCpuTime();
             long a1 = mx.getThreadAllocatedBytes(tid);
-            System.out.printf("%s spans rep %d: %.0f ns and %.0f bytes per request (2 new spans, 2 attaches)%n",
-                    mode, rep, (t1 - t0) / (double) rounds, (a1 - a0) / (double) rounds);
+            System.out.printf("%s spans rep %d: %.0f ns (thread CPU %.0f ns) and %.0f bytes per request"
+                    + " (2 new spans, 2 attaches)%n",
+                    mode, rep, (t1 - t0) / (double) rounds, (c1 - c0) / (double) rounds, (a1 - a0) / (double) rounds);
         }
     }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run.sh — cost of an OTel Context attach/detach with and without the jfrctx bridge (SDK mode,
-# JfrctxOtel.install), with the agent loaded: ns and bytes per attach+detach, and the agent's
-# `contexts=` (one JNI call each) after millions of attaches; then per request-like round with
-# two new spans (root + child: start, attach, detach, end). Needs scripts/build.sh first.
+# JfrctxOtel.install), with the agent loaded: ns (wall and the thread's CPU) and bytes per
+# attach+detach, and the agent's `contexts=` after millions of attaches; then per request-like
+# round with two new spans (root + child: start, attach, detach, end). Needs scripts/build.sh
+# first.
 #   bash bench/otel/run.sh [ROUNDS]      (default 5 000 000 rounds = 10 M attaches per rep;
 #                                         ROUNDS/10 requests per rep)
 set -euo pipefail
