@@ -182,6 +182,10 @@ final class DefinitionLog {
     private static int[] pendingFrom = new int[4];
     private static int[] pendingTo = new int[4];
     private static int pendingCount;
+    // The other buffer of ranges: drainPending reads one while it refills the other.
+    private static Chunk[] spareChunk = new Chunk[4];
+    private static int[] spareFrom = new int[4];
+    private static int[] spareTo = new int[4];
     private static long passedOver;
 
     private static void addPending(Chunk c, int from, int to) {
@@ -198,16 +202,21 @@ final class DefinitionLog {
 
     /**
      * Hands over the committed records of the pending ranges, oldest range first; within a range,
-     * a record still being written is passed over again as the main pass does. Allocates only
-     * while something is pending (seldom: a writer descheduled between reservation and commit).
+     * a record still being written is passed over again as the main pass does. Something is
+     * pending seldom: a writer descheduled between reservation and commit.
      */
     private static void drainPending(Sink sink) {
         int n = pendingCount;
-        Chunk[] chunks = pendingChunk.clone();
-        int[] from = pendingFrom.clone();
-        int[] to = pendingTo.clone();
-        Arrays.fill(pendingChunk, null);
+        Chunk[] chunks = pendingChunk;
+        int[] from = pendingFrom;
+        int[] to = pendingTo;
+        pendingChunk = spareChunk;
+        pendingFrom = spareFrom;
+        pendingTo = spareTo;
         pendingCount = 0;
+        spareChunk = chunks;
+        spareFrom = from;
+        spareTo = to;
         for (int i = 0; i < n; i++) {
             Chunk c = chunks[i];
             int p = from[i];
@@ -227,6 +236,7 @@ final class DefinitionLog {
                 p += aligned(Math.abs(h));
             }
         }
+        Arrays.fill(chunks, 0, n, null);
     }
 
     private static void prepareNext() {
@@ -253,6 +263,7 @@ final class DefinitionLog {
         readChunk = empty;
         readPos = 0;
         Arrays.fill(pendingChunk, null);
+        Arrays.fill(spareChunk, null);
         pendingCount = 0;
     }
 }
