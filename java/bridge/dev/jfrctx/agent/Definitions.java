@@ -45,71 +45,27 @@ public final class Definitions {
             return UNDEFINED;
         }
         long id = NEXT.getAndIncrement();
-        if (!writeAscii(id, kv)) {
-            write(BatchEncoder.TAG_DEFINE, id, encodeUtf8(kv));
+        int ascii = 2 + 4 * kv.length;
+        for (String s : kv) {
+            ascii += s.length();
+        }
+        if (!write(BatchEncoder.TAG_DEFINE, id, kv, ascii, null)) {
+            write(BatchEncoder.TAG_DEFINE, id, null, 0, encodeUtf8(kv));
         }
         return id;
     }
 
     /**
-     * Logs the definition of {@code id} (ARCHITECTURE.md, "Batch format", tag 5: id, entry count
-     * u16, then for each key and each value its UTF-8 length u32 and bytes, little-endian),
-     * written char by char into the log.
+     * Logs a record: {@code tag}, {@code id} (i64), then either the map {@code kv} in the wire
+     * form of a definition (ARCHITECTURE.md, "Batch format", tag 5: entry count u16, then for each
+     * key and each value its UTF-8 length u32 and bytes, little-endian), written char by char as
+     * {@code asciiLength} bytes, or {@code body} when not null.
      *
-     * @return false, having logged nothing the reader keeps, when a char is not ASCII
+     * @return false, having logged nothing the reader keeps, when a char of {@code kv} is not
+     *     ASCII
      */
-    private static boolean writeAscii(long id, String[] kv) {
-        int length = 4 + 1 + 8 + 2 + 4 * kv.length;
-        for (String s : kv) {
-            length += s.length();
-        }
-        int size = DefinitionLog.aligned(length);
-        while (true) {
-            DefinitionLog.Chunk c = DefinitionLog.current();
-            int at = c.reserved.getAndAdd(size);
-            byte[] d = c.data;
-            try {
-                if (at > d.length - size) {
-                    DefinitionLog.overflow(c, at, size);
-                    continue;
-                }
-                d[at + 4] = BatchEncoder.TAG_DEFINE;
-                putLong(d, at + 5, id);
-                int pairs = kv.length / 2;
-                d[at + 13] = (byte) pairs;
-                d[at + 14] = (byte) (pairs >>> 8);
-                int p = at + 15;
-                for (String s : kv) {
-                    int len = s.length();
-                    putInt(d, p, len);
-                    p += 4;
-                    for (int i = 0; i < len; i++) {
-                        char ch = s.charAt(i);
-                        if (ch >= 0x80) {
-                            DefinitionLog.commit(c, at, -length); // skipped by the reader
-                            return false;
-                        }
-                        d[p++] = (byte) ch;
-                    }
-                }
-                DefinitionLog.commit(c, at, length);
-                return true;
-            } catch (Throwable t) {
-                // A StackOverflowError can strike at any call, an OutOfMemoryError in overflow:
-                // close the reservation, or the reader would wait at it for ever and no later map
-                // would reach the agent. A plain store and no call, so that the error cannot
-                // strike again first; the reader sees it at a delivery soon after.
-                if (at < d.length) {
-                    c.headers[at >> DefinitionLog.SHIFT] = at > d.length - size ? at - d.length : -length;
-                }
-                throw t;
-            }
-        }
-    }
-
-    /** Logs a record: {@code tag}, {@code id} (i64), then {@code body} when not null. */
-    private static void write(byte tag, long id, byte[] body) {
-        int length = 4 + 1 + 8 + (body == null ? 0 : body.length);
+    private static boolean write(byte tag, long id, String[] kv, int asciiLength, byte[] body) {
+        int length = 4 + 1 + 8 + (kv != null ? asciiLength : body != null ? body.length : 0);
         int size = DefinitionLog.aligned(length);
         while (true) {
             DefinitionLog.Chunk c = DefinitionLog.current();
@@ -122,22 +78,47 @@ public final class Definitions {
                 }
                 d[at + 4] = tag;
                 putLong(d, at + 5, id);
+                if (kv != null && !putAscii(d, at + 13, kv)) {
+                    DefinitionLog.commit(c, at, -length); // skipped by the reader
+                    return false;
+                }
                 if (body != null) {
                     System.arraycopy(body, 0, d, at + 13, body.length);
                 }
                 DefinitionLog.commit(c, at, length);
-                return;
+                return true;
             } catch (Throwable t) {
                 // A StackOverflowError can strike at any call, an OutOfMemoryError in overflow:
-                // close the reservation, or the reader would wait at it for ever and no later map
-                // would reach the agent. A plain store and no call, so that the error cannot
-                // strike again first; the reader sees it at a delivery soon after.
+                // close the reservation, or the reader would keep it pending for ever. A plain
+                // store and no call, so that the error cannot strike again first; the reader sees
+                // it at a delivery soon after.
                 if (at < d.length) {
                     c.headers[at >> DefinitionLog.SHIFT] = at > d.length - size ? at - d.length : -length;
                 }
                 throw t;
             }
         }
+    }
+
+    /** Writes {@code kv}'s wire form at {@code p}; false at the first char that is not ASCII. */
+    private static boolean putAscii(byte[] d, int p, String[] kv) {
+        int pairs = kv.length / 2;
+        d[p] = (byte) pairs;
+        d[p + 1] = (byte) (pairs >>> 8);
+        p += 2;
+        for (String s : kv) {
+            int len = s.length();
+            putInt(d, p, len);
+            p += 4;
+            for (int i = 0; i < len; i++) {
+                char ch = s.charAt(i);
+                if (ch >= 0x80) {
+                    return false;
+                }
+                d[p++] = (byte) ch;
+            }
+        }
+        return true;
     }
 
     /** The wire form of a map with a non-ASCII char (tag 5 without its id). */
@@ -180,7 +161,7 @@ public final class Definitions {
      */
     public static void release(long id) {
         if (!closed && id >= FIRST_ID) {
-            write(BatchEncoder.TAG_RELEASE, id, null);
+            write(BatchEncoder.TAG_RELEASE, id, null, 0, null);
         }
     }
 
