@@ -1,5 +1,6 @@
 package dev.jfrctx.otel;
 
+import dev.jfrctx.internal.ContextCache;
 import io.opentelemetry.context.ContextStorage;
 import io.opentelemetry.sdk.trace.SdkTracerProviderBuilder;
 
@@ -93,6 +94,9 @@ public final class JfrctxOtel {
             throw new IllegalStateException("jfrctx-otel: the bridge is already installed");
         }
         SpanEntries entries = new SpanEntries(config, rootSpanIds);
+        // A span's maps are built by its own builder only: the facade's shared cache of recent
+        // maps would never find them again, and they would evict the application's own.
+        ContextCache.uncached(RootAttributes.SPAN_ID);
         ContextStorage.addWrapper(delegate -> new BridgeStorage(delegate, entries));
         installed = entries;
         return entries;

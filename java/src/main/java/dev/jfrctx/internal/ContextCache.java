@@ -23,6 +23,11 @@ import java.util.Arrays;
  * it again. Contexts of more than
  * {@value #MAX_CHARS} chars (keys and values) are not cached, which bounds the memory the table
  * retains to ≈ {@value #SLOTS} × {@value #MAX_CHARS} chars of keys and values.
+ *
+ * <p>Nor are maps holding a key declared {@link #uncached}: an integration whose values never
+ * recur in another builder (the OpenTelemetry bridge's {@code span_id}: one builder per span,
+ * which keeps its own last result) would only evict the maps that do recur, and pay a lookup
+ * in a table shared by every thread for nothing.
  */
 public final class ContextCache {
 
@@ -73,10 +78,13 @@ public final class ContextCache {
 
     private static final Entry[] TABLE = new Entry[SLOTS];
 
+    /** The key declared by {@link #uncached}, or null (almost always: one volatile read per use). */
+    private static volatile String uncachedKey;
+
     private ContextCache() {
     }
 
-    private static int index(ContextData base, EntryList entries) {
+    static int index(ContextData base, EntryList entries) {
         int h = base.hash() * 0x9E3779B9 + entries.contentHash();
         return (h ^ (h >>> 16)) & (SLOTS - 1);
     }
@@ -90,6 +98,9 @@ public final class ContextCache {
      * @return the cached entry (its result may still be collected before it is read), or null
      */
     public static Entry get(ContextData base, EntryList entries) {
+        if (isUncached(entries)) {
+            return null;
+        }
         Entry s = TABLE[index(base, entries)];
         if (s == null || !s.extendsBase(base) || s.refersTo(null)) {
             return null;
@@ -127,9 +138,31 @@ public final class ContextCache {
         int n = entries.size();
         Entry e = new Entry(base, Arrays.copyOf(entries.keys(), n),
                 Arrays.copyOf(entries.values(), n), result);
-        if (result.chars() <= MAX_CHARS && base.chars() <= MAX_CHARS) {
+        if (result.chars() <= MAX_CHARS && base.chars() <= MAX_CHARS && !isUncached(entries)) {
             TABLE[index(base, entries)] = e;
         }
         return e;
+    }
+
+    /**
+     * Declares that a builder's entries holding {@code keyName} never recur in another builder:
+     * such maps are neither looked up nor remembered here from now on (each builder still keeps
+     * its own last result). One key per facade copy; declaring the same one again is a no-op.
+     *
+     * @param keyName the key's name
+     * @throws IllegalStateException if another key was declared before
+     */
+    public static synchronized void uncached(String keyName) {
+        String declared = uncachedKey;
+        if (declared != null && !declared.equals(keyName)) {
+            throw new IllegalStateException("jfrctx: maps holding '" + declared
+                    + "' are already left out of the shared cache; cannot also leave out '" + keyName + "'");
+        }
+        uncachedKey = keyName;
+    }
+
+    private static boolean isUncached(EntryList entries) {
+        String key = uncachedKey;
+        return key != null && entries.containsKey(key);
     }
 }

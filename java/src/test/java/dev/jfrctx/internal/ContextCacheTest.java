@@ -1,0 +1,55 @@
+package dev.jfrctx.internal;
+
+import static org.junit.Assert.assertNotNull;
+import static org.junit.Assert.assertNull;
+import static org.junit.Assert.assertSame;
+import static org.junit.Assert.assertThrows;
+
+import org.junit.Test;
+
+public class ContextCacheTest {
+
+    /** A key no other test uses: the declaration is global to this copy of the facade. */
+    private static final String UNIQUE = "context_cache_test_unique";
+
+    private static EntryList entries(String... kv) {
+        EntryList list = new EntryList();
+        for (int i = 0; i < kv.length; i += 2) {
+            list.put(kv[i], kv[i + 1]);
+        }
+        return list;
+    }
+
+    @Test
+    public void mapsHoldingAnUncachedKeyAreNeitherFoundNorRemembered() {
+        ContextData base = ContextData.of(new String[] {"tenant", "t1"}, true);
+        EntryList listed = entries("endpoint", "/a");
+        // A unique map hashing to the listed one's slot: storing it would evict that one.
+        String id = null;
+        int slot = ContextCache.index(base, listed);
+        for (int n = 0; id == null; n++) {
+            if (ContextCache.index(base, entries("endpoint", "/a", UNIQUE, "s-" + n)) == slot) {
+                id = "s-" + n;
+            }
+        }
+        EntryList unique = entries("endpoint", "/a", UNIQUE, id);
+        ContextData listedResult = ContextData.of(base.mergedWith(listed), true);
+        ContextData uniqueResult = ContextData.of(base.mergedWith(unique), true);
+
+        ContextCache.uncached(UNIQUE);
+        ContextCache.uncached(UNIQUE); // the same key again: a no-op
+
+        ContextCache.Entry kept = ContextCache.put(base, listed, listedResult);
+        assertSame(kept, ContextCache.get(base, entries("endpoint", "/a")));
+        assertSame(listedResult, kept.result());
+
+        ContextCache.Entry own = ContextCache.put(base, unique, uniqueResult);
+        assertNotNull("the builder still gets its own entry", own);
+        assertSame(uniqueResult, own.result());
+        assertNull(ContextCache.get(base, entries("endpoint", "/a", UNIQUE, id)));
+        // The map that recurs, in the same slot, was not evicted by the unique one.
+        assertSame(kept, ContextCache.get(base, entries("endpoint", "/a")));
+
+        assertThrows(IllegalStateException.class, () -> ContextCache.uncached("another_key"));
+    }
+}
