@@ -1,5 +1,6 @@
 package dev.jfrctx.internal;
 
+import static dev.jfrctx.internal.ContextDataTest.entries;
 import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertSame;
@@ -11,14 +12,6 @@ public class ContextCacheTest {
 
     /** A key no other test uses: the declaration is global to this copy of the facade. */
     private static final String UNIQUE = "context_cache_test_unique";
-
-    private static EntryList entries(String... kv) {
-        EntryList list = new EntryList();
-        for (int i = 0; i < kv.length; i += 2) {
-            list.put(kv[i], kv[i + 1]);
-        }
-        return list;
-    }
 
     @Test
     public void mapsHoldingAnUncachedKeyAreNeitherFoundNorRemembered() {

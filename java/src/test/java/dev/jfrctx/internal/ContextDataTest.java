@@ -11,7 +11,8 @@ import org.junit.Test;
 
 public class ContextDataTest {
 
-    private static EntryList entries(String... kv) {
+    /** An entry list of {@code k0, v0, k1, v1, ...} (also for {@code ContextCacheTest}). */
+    static EntryList entries(String... kv) {
         EntryList list = new EntryList();
         for (int i = 0; i < kv.length; i += 2) {
             list.put(kv[i], kv[i + 1]);
