@@ -87,6 +87,15 @@ final class DefinitionLog {
     }
 
     /**
+     * Links what a writer's first record runs (this class's initializer, the header's release
+     * store) on a scratch chunk the reader never sees, so that no application thread is the first
+     * to: see {@link Definitions}' initializer.
+     */
+    static void warm() {
+        commit(new Chunk(GRAIN), 0, 1);
+    }
+
+    /**
      * The reservation {@code [at, at + size)} of {@code chunk} did not fit: closes the chunk (when
      * the reservation straddles its end) and makes the next chunk current. The caller retries.
      */

@@ -34,6 +34,23 @@ public final class Definitions {
 
     private static volatile boolean closed;
 
+    static {
+        // A class is initialized, and a call site linked, by the first thread to need it; on a
+        // thread at the end of its stack that fails with StackOverflowError, and a class whose
+        // initialization failed stays unusable for the JVM's life (NoClassDefFoundError on every
+        // thread: every later map with a non-ASCII char, every record). So what define and
+        // release run for the first time is run here, where StreamBridge.start initializes this
+        // class before the application runs: the log and its release store, and the UTF-8
+        // encoding of Latin-1 and UTF-16 strings (java.lang.StringUTF16 and the encoders).
+        DefinitionLog.warm();
+        encodeUtf8(new String[] {"\u00df", "\u4e2d"});
+    }
+
+    /** Initializes this class (its static initializer above) and does nothing else. */
+    static void initialize() {
+        // The call is the point: the JVM runs the static initializer before it.
+    }
+
     /**
      * Numbers a new context map and logs it for the agent.
      *

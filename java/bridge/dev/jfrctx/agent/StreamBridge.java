@@ -140,6 +140,9 @@ public final class StreamBridge {
         if (instance != null) {
             return "stream already started";
         }
+        // Before the application runs: on a thread near the end of its stack, initializing the
+        // definitions' classes would fail for the JVM's life (see Definitions' initializer).
+        Definitions.initialize();
         // Register the bracket event before the stream's recording starts: left to its first
         // commit, registration races with the recording's start and can leave the event
         // disabled for the whole run (seen on JDK 25 under load: every sample not_calibrated).

@@ -58,6 +58,10 @@ public final class DefinitionLogStress {
     }
 
     public static void main(String[] args) throws Exception {
+        // As StreamBridge.start does before the application runs: initializing Definitions (and
+        // java.lang.StringUTF16, which its UTF-8 path needs) on the "deep" thread at the end of
+        // its stack would fail for the JVM's life, and every writer's non-ASCII map with it.
+        Definitions.initialize();
         int writers = Integer.parseInt(args[0]);
         int maps = Integer.parseInt(args[1]);
         AtomicLongArray lastDefined = new AtomicLongArray(writers);
