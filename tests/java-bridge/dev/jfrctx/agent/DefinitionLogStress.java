@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
@@ -21,7 +22,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * <li>nothing left open: one more thread defines maps at the bottom of its stack, so that a
  *     {@code StackOverflowError} strikes inside {@code define} at many points (each failed
  *     attempt is retried one frame higher); the maps whose {@code define} returned arrive like
- *     the others, the failed ones never, and no reservation stays pending at the end.</li>
+ *     the others, the failed ones never, and no reservation stays pending at the end;</li>
+ * <li>nothing poisoned: that thread's first map, non-ASCII, is the JVM's first record and first
+ *     UTF-8 encoding, at the end of its stack, before any writer starts; a class whose
+ *     initialization failed there would fail every writer's non-ASCII map.</li>
  * </ul>
  * Prints one JSON line with the counts; exits 1 with the first problem otherwise.
  *
@@ -47,6 +51,14 @@ public final class DefinitionLogStress {
         return new String[] {"deep", "d" + i + (i % 5 == 0 ? "-ß" : "")};
     }
 
+    static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** Recurses to the stack's end, then defines, one frame higher after each overflow. */
     static long deep(String[] kv) {
         try {
@@ -58,10 +70,10 @@ public final class DefinitionLogStress {
     }
 
     public static void main(String[] args) throws Exception {
-        // As StreamBridge.start does before the application runs: initializing Definitions (and
-        // java.lang.StringUTF16, which its UTF-8 path needs) on the "deep" thread at the end of
-        // its stack would fail for the JVM's life, and every writer's non-ASCII map with it.
+        // As StreamBridge.start does before the application runs; the writers wait for the
+        // "deep" thread's first map (see "nothing poisoned" above).
         Definitions.initialize();
+        CountDownLatch firstDeep = new CountDownLatch(1);
         int writers = Integer.parseInt(args[0]);
         int maps = Integer.parseInt(args[1]);
         AtomicLongArray lastDefined = new AtomicLongArray(writers);
@@ -70,6 +82,7 @@ public final class DefinitionLogStress {
         for (int w = 0; w < writers; w++) {
             int writer = w;
             threads[w] = new Thread(() -> {
+                awaitQuietly(firstDeep);
                 for (int i = 0; i < maps; i++) {
                     long id = Definitions.define(map(writer, i));
                     ids[writer][i] = id;
@@ -81,8 +94,13 @@ public final class DefinitionLogStress {
             });
         }
         Thread deeper = new Thread(() -> {
-            for (int i = 0; i < DEEP; i++) {
-                deepIds[i] = deep(deepMap(i));
+            try {
+                for (int i = 0; i < DEEP; i++) {
+                    deepIds[i] = deep(deepMap(i));
+                    firstDeep.countDown();
+                }
+            } finally {
+                firstDeep.countDown(); // also when define threw: the writers must not wait forever
             }
         }, "deep");
         Map<Long, String[]> defined = new HashMap<>();
