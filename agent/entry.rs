@@ -204,6 +204,7 @@ unsafe extern "C" fn vm_init(
         register_address: native_register_address as *mut c_void,
         release: native_release as *mut c_void,
         grow: native_grow as *mut c_void,
+        grow_address: native_grow_address as *mut c_void,
         spare_queue: native_spare_queue as *mut c_void,
         deliver: native_deliver as *mut c_void,
         set_filter: native_set_filter as *mut c_void,
@@ -313,15 +314,43 @@ extern "system" fn native_register<'l>(
 ) -> JObject<'l> {
     unowned
         .with_env(|env| -> Result<JObject<'l>, JniError> {
-            match natives::register(thread_id, capacity) {
-                // The ring memory stays allocated until the agent has seen its release (after its
-                // owner is gone) and the retention has passed: it outlives every write through it.
-                // SAFETY: (ptr, len) is that live ring memory, as the comment above says.
-                Some((ptr, len)) => Ok(unsafe { env.new_direct_byte_buffer(ptr, len) }?.into()),
-                None => Ok(JObject::null()),
+            let Some((ptr, len, handle)) = natives::register(thread_id, capacity) else {
+                return Ok(JObject::null());
+            };
+            // The ring memory stays allocated until the agent has seen its release (after its
+            // owner is gone) and the retention has passed: it outlives every write through it.
+            // SAFETY: (ptr, len) is that live ring memory, as the comment above says.
+            let buffer = unsafe { direct_buffer(env, ptr, len) };
+            if buffer.is_null() {
+                natives::release(handle as i64); // the Java side never held it
             }
+            Ok(buffer)
         })
         .resolve::<ThrowRuntimeExAndDefault>()
+}
+
+/// A direct `ByteBuffer` over `len` bytes at `ptr` through the raw `NewDirectByteBuffer`: null
+/// when it fails, its exception left pending for the Java caller (a StackOverflowError at the
+/// end of a deep stack, an OutOfMemoryError). Not `Env::new_direct_byte_buffer`: on failure it
+/// clears the exception and matches its class, and that lookup calls into Java, which at the end
+/// of the stack fails the same way — the matching recurses until the native stack overflows and
+/// the JVM dies (jni 0.22.4, `LoaderContext::load_class`).
+///
+/// # Safety
+/// `ptr` must point to `len` bytes that stay allocated while the buffer can be reached.
+unsafe fn direct_buffer<'l>(env: &mut Env<'l>, ptr: *mut u8, len: usize) -> JObject<'l> {
+    let raw = env.get_raw();
+    // SAFETY: `raw` is this thread's live JNIEnv (the native method's own); NewDirectByteBuffer
+    // exists since JNI 1.4 and returns a new local reference or null with an exception pending;
+    // the memory's lifetime is the caller's guarantee.
+    unsafe {
+        let obj = ((**raw).v1_4.NewDirectByteBuffer)(raw, ptr.cast(), len as jlong);
+        if obj.is_null() {
+            JObject::null()
+        } else {
+            JObject::from_raw(env, obj)
+        }
+    }
 }
 
 /// `Natives.registerAddress(long javaThreadId, int capacity)`: `register`'s ring as its address
@@ -335,12 +364,13 @@ extern "system" fn native_register_address<'l>(
     unowned
         .with_env(|_env| -> Result<jlong, JniError> {
             // The memory outlives every write through it, as for `register`.
-            Ok(natives::register(thread_id, capacity).map_or(0, |(ptr, _)| ptr as jlong))
+            Ok(natives::register(thread_id, capacity).map_or(0, |(ptr, ..)| ptr as jlong))
         })
         .resolve::<ThrowRuntimeExAndDefault>()
 }
 
-/// `Natives.grow(long handle, int capacity)`.
+/// `Natives.grow(long handle, int capacity)`: the bigger ring as a buffer, made before the agent
+/// moves to it (no buffer, no move: the thread keeps writing the old ring, which is still read).
 extern "system" fn native_grow<'l>(
     mut unowned: EnvUnowned<'l>,
     _class: JClass<'l>,
@@ -349,12 +379,30 @@ extern "system" fn native_grow<'l>(
 ) -> JObject<'l> {
     unowned
         .with_env(|env| -> Result<JObject<'l>, JniError> {
-            match natives::grow(handle, capacity) {
+            let mut buffer = JObject::null();
+            natives::grow(handle, capacity, |ptr, len| {
                 // SAFETY: as for `register`: the new ring stays allocated until its release (or
                 // its thread's end) and the retention time have passed.
-                Some((ptr, len)) => Ok(unsafe { env.new_direct_byte_buffer(ptr, len) }?.into()),
-                None => Ok(JObject::null()),
-            }
+                buffer = unsafe { direct_buffer(env, ptr, len) };
+                !buffer.is_null()
+            });
+            Ok(buffer)
+        })
+        .resolve::<ThrowRuntimeExAndDefault>()
+}
+
+/// `Natives.growAddress(long handle, int capacity)`: `grow`'s ring as its address (0: refused),
+/// for the facade's ring writer; no Java object is made, so nothing can fail half-way.
+extern "system" fn native_grow_address<'l>(
+    mut unowned: EnvUnowned<'l>,
+    _class: JClass<'l>,
+    handle: jlong,
+    capacity: jint,
+) -> jlong {
+    unowned
+        .with_env(|_env| -> Result<jlong, JniError> {
+            // The memory outlives every write through it, as for `register`.
+            Ok(natives::grow(handle, capacity, |_, _| true).map_or(0, |(ptr, _)| ptr as jlong))
         })
         .resolve::<ThrowRuntimeExAndDefault>()
 }

@@ -21,6 +21,7 @@ pub struct NativeFns {
     pub register_address: *mut std::ffi::c_void,
     pub release: *mut std::ffi::c_void,
     pub grow: *mut std::ffi::c_void,
+    pub grow_address: *mut std::ffi::c_void,
     pub spare_queue: *mut std::ffi::c_void,
     pub deliver: *mut std::ffi::c_void,
     pub set_filter: *mut std::ffi::c_void,
@@ -162,6 +163,11 @@ fn register_natives(env: &mut Env<'_>, fns: &NativeFns) -> Result<(), String> {
                 jni_str!("grow"),
                 jni_str!("(JI)Ljava/nio/ByteBuffer;"),
                 fns.grow,
+            ),
+            NativeMethod::from_raw_parts(
+                jni_str!("growAddress"),
+                jni_str!("(JI)J"),
+                fns.grow_address,
             ),
             NativeMethod::from_raw_parts(jni_str!("spareQueue"), jni_str!("()J"), fns.spare_queue),
             NativeMethod::from_raw_parts(

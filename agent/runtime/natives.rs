@@ -56,8 +56,8 @@ const UNINTERNED_CONTEXT: u64 = i64::MAX as u64;
 /// `Natives.register`: the calling thread's ring, allocated on its first registration; a
 /// thread registered again (by another copy of the facade, in another class loader) gets the
 /// same ring, so that its transitions have one home — also when it took its ring as a spare.
-/// None when not running.
-pub fn register(thread_id: i64, capacity: i32) -> Option<(*mut u8, usize)> {
+/// None when not running. Returns the ring's memory and its handle.
+pub fn register(thread_id: i64, capacity: i32) -> Option<(*mut u8, usize, u64)> {
     let a = agent()?;
     if a.state.load(Ordering::Acquire) != RUNNING || thread_id < 0 {
         return None;
@@ -79,7 +79,7 @@ pub fn register(thread_id: i64, capacity: i32) -> Option<(*mut u8, usize)> {
             })
         });
         let ring = registration.ring();
-        let mem = (ring.as_ptr(), ring.byte_len());
+        let mem = (ring.as_ptr(), ring.byte_len(), ring.handle());
         if let Registration::New(ring) = registration {
             events.push(RingEvent::New(ring));
             a.threads_registered.fetch_add(1, Ordering::Relaxed);
@@ -104,11 +104,17 @@ pub fn spare_queue() -> i64 {
     }
 }
 
-/// `Natives.grow`: the sole holder of ring `handle` moves to a ring of `capacity` entries (the
-/// worker asked for it, see `join::growth`); None when refused (not running, another facade copy
-/// holds the ring too, an unknown handle). The worker drains the old ring one last time when it
-/// picks up the new one; the caller writes only to the new one from now on.
-pub fn grow(handle: i64, capacity: i32) -> Option<(*mut u8, usize)> {
+/// `Natives.grow` and `Natives.growAddress`: the sole holder of ring `handle` moves to a ring
+/// of `capacity` entries (the worker asked for it, see `join::growth`); None when refused (not
+/// running, another facade copy holds the ring too, an unknown handle) or when `wrap`, given the
+/// new ring's memory before anything changes, returns false (the Java object for it could not be
+/// made). The worker drains the old ring one last time when it picks up the new one; the caller
+/// writes only to the new one from now on.
+pub fn grow(
+    handle: i64,
+    capacity: i32,
+    wrap: impl FnOnce(*mut u8, usize) -> bool,
+) -> Option<(*mut u8, usize)> {
     let a = agent()?;
     if a.state.load(Ordering::Acquire) != RUNNING || handle <= 0 || capacity <= 0 {
         return None;
@@ -116,7 +122,8 @@ pub fn grow(handle: i64, capacity: i32) -> Option<(*mut u8, usize)> {
     let cap = (capacity as usize).min(crate::core::context::ring::MAX_GROWN_CAPACITY);
     a.with_rings(|rings, events| {
         let ring = rings.grow(handle as u64, |tid| {
-            Arc::new(Ring::new(cap, tid, handle as u64))
+            let ring = Arc::new(Ring::new(cap, tid, handle as u64));
+            wrap(ring.as_ptr(), ring.byte_len()).then_some(ring)
         })?;
         let mem = (ring.as_ptr(), ring.byte_len());
         events.push(RingEvent::New(ring));

@@ -126,16 +126,21 @@ impl RingRegistry {
     }
 
     /// The holder of ring `handle` moves to a bigger ring made by `make` (same thread, same
-    /// handle): returns it, or `None` when the handle is not live or more than one facade copy
-    /// holds the ring (the others would keep writing to the old one).
-    pub fn grow(&mut self, handle: u64, make: impl FnOnce(u64) -> Arc<Ring>) -> Option<Arc<Ring>> {
+    /// handle): returns it, or `None` when the handle is not live, more than one facade copy
+    /// holds the ring (the others would keep writing to the old one), or `make` gives none
+    /// (nothing changes then).
+    pub fn grow(
+        &mut self,
+        handle: u64,
+        make: impl FnOnce(u64) -> Option<Arc<Ring>>,
+    ) -> Option<Arc<Ring>> {
         self.adopt_claims();
         let &tid = self.by_handle.get(&handle)?;
         let e = self.by_thread.get_mut(&tid)?;
         if e.holders != 1 {
             return None;
         }
-        let ring = make(tid);
+        let ring = make(tid)?;
         debug_assert_eq!(ring.handle(), handle);
         e.ring = Arc::clone(&ring);
         Some(ring)
@@ -317,11 +322,20 @@ mod tests {
     }
 
     #[test]
+    fn a_growth_whose_ring_cannot_be_handed_over_changes_nothing() {
+        let mut r = RingRegistry::new();
+        let old = Arc::clone(r.register(7, || ring(7, 1)).ring());
+        assert!(r.grow(1, |_| None).is_none());
+        let again = r.register(7, || panic!("still registered"));
+        assert!(Arc::ptr_eq(again.ring(), &old), "the thread keeps its ring");
+    }
+
+    #[test]
     fn a_sole_holder_grows_its_ring_under_the_same_handle() {
         let mut r = RingRegistry::new();
         r.register(7, || ring(7, 1));
         let bigger = r
-            .grow(1, |tid| Arc::new(Ring::new(64, tid, 1)))
+            .grow(1, |tid| Some(Arc::new(Ring::new(64, tid, 1))))
             .expect("grown");
         assert_eq!(bigger.capacity(), 64);
         let again = r.register(7, || panic!("the grown ring is live"));
@@ -452,7 +466,7 @@ mod tests {
         let s = taken_spare(&mut r, &blocks, 23);
         s.claim(6);
         let bigger = r
-            .grow(23, |tid| Arc::new(Ring::new(64, tid, 23)))
+            .grow(23, |tid| Some(Arc::new(Ring::new(64, tid, 23))))
             .expect("sole holder");
         assert_eq!(bigger.thread_id(), 6);
     }

@@ -67,6 +67,17 @@ public final class Natives {
     public static native ByteBuffer grow(long handle, int capacity);
 
     /**
+     * {@link #grow}, the new ring as its address, for the facade's ring writer: no Java object is
+     * made, so a non-zero return is the only change (a StackOverflowError is thrown, if at all,
+     * before the agent moves).
+     *
+     * @param handle the ring's handle (in its header)
+     * @param capacity entries of the new ring, a power of two
+     * @return the new ring's address, or 0 when refused
+     */
+    public static native long growAddress(long handle, int capacity);
+
+    /**
      * The owner of the ring with this handle is gone.
      *
      * @param handle the ring's handle
