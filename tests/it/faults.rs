@@ -274,3 +274,53 @@ fn panic_in_deliver() {
 fn panic_in_the_worker() {
     panic_inside_the_agent("worker");
 }
+
+/// Contexts built and installed where fresh threads' stacks end (`gt.StackEnd`): the
+/// StackOverflowError lands inside the facade's first-use and per-scope paths, is the
+/// application's as from any other call there, and costs nothing else. The link stays live (no
+/// `jfrctx:` message), every overflowing thread records its next context, and no sample carries
+/// a wrong one.
+fn stack_end(jdk: u32) {
+    let _serial = common::serial();
+    let jsonl = common::out_file(&format!("faults-stack-end-{jdk}.jsonl"));
+    let options = format!("sink=jsonl:{},period=10ms", jsonl.display());
+    let out = run(jdk, &options, "stack-end", "1", &[]);
+    assert_application_completed(&out, "stack-end");
+    let work = common::summary_json(&out).expect("summary");
+    assert_eq!(work["live"], true, "the link degraded:\n{}", out.dump());
+    assert!(
+        work["inside"].as_u64().unwrap_or(0) > 0,
+        "no overflow was thrown inside the facade, nothing was tested: {work}"
+    );
+    assert!(
+        out.agent_messages().is_empty(),
+        "a jfrctx message besides the summary:\n{}",
+        out.dump()
+    );
+    let samples = assert_file_complete(&out, &jsonl);
+    assert_no_wrong_context(&samples);
+    let after_overflows = samples
+        .iter()
+        .filter(|s| {
+            s["thread"]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("faults-stack-end-"))
+                && s["context"] == expected("fault_a")
+        })
+        .count();
+    assert!(
+        after_overflows > 0,
+        "no sample of an overflowing thread's later work carries its context:\n{}",
+        out.dump()
+    );
+}
+
+#[test]
+fn stack_end_jdk17() {
+    stack_end(17);
+}
+
+#[test]
+fn stack_end_jdk25() {
+    stack_end(25);
+}

@@ -20,10 +20,13 @@ import java.util.concurrent.atomic.AtomicLong;
  *     throw             work, print the summary, throw from main (uncaught: exit 1)
  *     wait              print "faults: ready", then work until killed (at most 120 s)
  *     close-recordings  work, close every JFR recording (the agent's too), work again, return
+ *     stack-end         work while contexts are installed at the end of fresh threads' stacks
+ *                       ({@link StackEnd}), work again, return
  * </pre>
  *
  * The summary is one JSON line on stdout, printed by main after the workers stopped:
- * {@code {"workload":"Faults","mode":...,"switches":N,"done":true}}. Compiled with
+ * {@code {"workload":"Faults","mode":...,"switches":N,"done":true}} (stack-end adds
+ * {@code "live"}, {@code "overflows"} and {@code "inside"}). Compiled with
  * {@code --release 17}.
  */
 public final class Faults {
@@ -106,6 +109,7 @@ public final class Faults {
         double seconds = args.length > 1 ? Double.parseDouble(args[1]) : 2.0;
         long millis = (long) (seconds * 1000);
         Workers workers = new Workers().start();
+        String extra = "";
         switch (mode) {
             case "normal":
             case "exit3":
@@ -128,12 +132,16 @@ public final class Faults {
                 System.out.flush();
                 Thread.sleep(millis / 2);
                 break;
+            case "stack-end":
+                extra = "," + StackEnd.run();
+                Thread.sleep(millis);
+                break;
             default:
                 throw new IllegalArgumentException("unknown mode " + mode);
         }
         long switches = workers.stopAndJoin();
         System.out.println("{\"workload\":\"Faults\",\"mode\":\"" + mode + "\",\"switches\":" + switches
-                + ",\"done\":true}");
+                + extra + ",\"done\":true}");
         System.out.flush();
         if (mode.equals("exit3")) {
             System.exit(3);

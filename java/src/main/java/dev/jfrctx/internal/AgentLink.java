@@ -15,7 +15,8 @@ import java.nio.ByteBuffer;
  * not have the expected methods, the link is <em>not live</em> and every method here is a cheap
  * no-op. A live link degrades to not live, permanently, the first time a native call throws: the
  * failure is reported once on {@code System.err} (prefix {@code jfrctx: }) and never propagated
- * into the application.
+ * into the application. A {@link StackOverflowError} or {@link OutOfMemoryError} is the exception:
+ * it propagates, as from any other call at that point, and the link stays live.
  */
 public final class AgentLink {
 
@@ -69,6 +70,11 @@ public final class AgentLink {
     static final MethodHandle RING_RETIRE;
     /** {@code Natives.grow(long handle, int capacity) → ByteBuffer}; null with an older agent. */
     private static final MethodHandle GROW;
+    /**
+     * {@code Natives.growAddress(long handle, int capacity) → long}, only with the ring writer;
+     * null otherwise (an older agent: rings grow through {@link #GROW}).
+     */
+    private static final MethodHandle GROW_ADDRESS;
 
     /**
      * {@code Natives.setFilter(String)}, {@code Natives.setListening(boolean, long)} and
@@ -176,6 +182,16 @@ public final class AgentLink {
             }
         }
         GROW = grow;
+        MethodHandle growAddress = null;
+        if (live && RING_TRANSITION != null) {
+            try {
+                growAddress = MethodHandles.publicLookup().findStatic(natives, "growAddress",
+                        MethodType.methodType(long.class, long.class, int.class));
+            } catch (Throwable absent) {
+                // An older agent: rings grow as buffers.
+            }
+        }
+        GROW_ADDRESS = growAddress;
         MethodHandle take = null;
         MethodHandle joined = null;
         MethodHandle left = null;
@@ -426,6 +442,35 @@ public final class AgentLink {
     }
 
     /**
+     * Whether {@link #growAddress} is there: the agent hands grown rings out as addresses.
+     *
+     * @return true with the ring writer and {@code Natives.growAddress}
+     */
+    static boolean growsAddresses() {
+        return GROW_ADDRESS != null;
+    }
+
+    /**
+     * {@link #grow}, the new ring as its address ({@code Natives.growAddress}); only when
+     * {@link #growsAddresses}.
+     *
+     * @param handle the ring's handle
+     * @param capacity the entries asked for by the agent
+     * @return the new ring's address, or 0 when refused or not live
+     */
+    static long growAddress(long handle, int capacity) {
+        if (!live || GROW_ADDRESS == null) {
+            return 0;
+        }
+        try {
+            return (long) GROW_ADDRESS.invokeExact(handle, capacity);
+        } catch (Throwable t) {
+            fail("Natives.growAddress", t);
+            return 0;
+        }
+    }
+
+    /**
      * Hands a ring back to the agent ({@code Natives.release}); a no-op when not live.
      *
      * @param handle the ring's handle
@@ -504,12 +549,17 @@ public final class AgentLink {
     }
 
     /**
-     * Degrades to not live and reports the cause once.
+     * Degrades to not live and reports the cause once; rethrows a {@link StackOverflowError} or an
+     * {@link OutOfMemoryError} instead: the calling thread's condition, not the agent's (a call at
+     * the end of a deep stack), thrown as by any other call there; the link stays live.
      *
      * @param what the failed operation
      * @param t the cause
      */
     static void fail(String what, Throwable t) {
+        if (t instanceof StackOverflowError || t instanceof OutOfMemoryError) {
+            throw (VirtualMachineError) t;
+        }
         live = false;
         report(what, t);
     }

@@ -56,6 +56,13 @@ public final class ThreadLog {
      * The ring's address when the agent's {@code RingWriter} writes it (the usual case), else 0.
      */
     private long address;
+    /**
+     * A bigger ring from {@code Natives.growAddress} (its address) or {@code Natives.grow} not
+     * adopted yet (a StackOverflowError came between): {@link #address} is 0 meanwhile, so the
+     * next transition adopts it first.
+     */
+    private long grownAt;
+    private ByteBuffer grown;
     private int mask;
     private final long handle;
     /**
@@ -114,6 +121,8 @@ public final class ThreadLog {
     private static long get(long wordAddress) {
         try {
             return (long) AgentLink.RING_GET.invokeExact(wordAddress);
+        } catch (RuntimeException | Error e) { // a StackOverflowError: the caller's, as is
+            throw e;
         } catch (Throwable t) { // cannot happen: it only reads memory
             throw new IllegalStateException("jfrctx: ring writer failed", t);
         }
@@ -237,16 +246,28 @@ public final class ThreadLog {
         if (AgentLink.RING_TRANSITION != null && a != 0) { // a constant, then one field test
             try {
                 n = (long) AgentLink.RING_TRANSITION.invokeExact(a, (long) mask, id);
+            } catch (RuntimeException | Error e) {
+                // A StackOverflowError (the stack's end): not published. The ring's head stays
+                // odd (the agent then calls what follows unknown) until the next transition
+                // writes the same entry again.
+                throw e;
             } catch (Throwable t) { // cannot happen: it only reads and writes memory
                 throw new IllegalStateException("jfrctx: ring writer failed", t);
             }
+        } else if (grownAt != 0 || grown != null) {
+            adoptGrown(); // a StackOverflowError: nothing written, adopted next time
+            return transition(id);
         } else {
             n = writeThroughBuffer(id);
         }
         long previous = n == this.n ? SAME : writtenByAnother(n);
         this.n = n + 1;
         if (((n + 1) & mask) == 0 && growthAsked()) { // at a lap, when the agent asked
-            lapped(id);
+            try {
+                lapped(id);
+            } catch (StackOverflowError | OutOfMemoryError e) {
+                // Written already; a bigger ring from the agent is adopted by the next transition.
+            }
         }
         return previous;
     }
@@ -278,19 +299,57 @@ public final class ThreadLog {
         if (want <= mask + 1L || want > Integer.MAX_VALUE) {
             return;
         }
-        ByteBuffer bigger = AgentLink.grow(handle, (int) want);
-        if (bigger == null) {
-            return;
+        if (address != 0 && AgentLink.growsAddresses()) {
+            long bigger = AgentLink.growAddress(handle, (int) want);
+            if (bigger == 0) {
+                return;
+            }
+            grownAt = bigger;
+        } else {
+            ByteBuffer bigger = AgentLink.grow(handle, (int) want);
+            if (bigger == null) {
+                return;
+            }
+            grown = bigger;
         }
-        ByteBuffer r;
+        // The agent reads only the bigger ring from now on. Until it is adopted, transitions take
+        // the path that adopts it first: whatever fails below (a StackOverflowError), the old
+        // ring is written no more.
+        address = 0;
+        adoptGrown();
+        transition(id); // the new ring starts with the context installed now
+    }
+
+    /**
+     * Writes to the ring {@code Natives.growAddress} or {@code Natives.grow} handed over
+     * ({@link #grownAt}, {@link #grown}) from now on. It is empty, and this log wrote the old
+     * ring's last transition (the agent grows only a ring with one holder): the next transition
+     * is this log's own again.
+     */
+    private void adoptGrown() {
+        long at = grownAt;
+        long capacity = 0;
+        ByteBuffer r = null;
         try {
-            r = check(bigger);
-            if ((long) LONGS.get(r, HANDLE) != handle) {
-                throw new IllegalArgumentException("jfrctx: grown ring has another handle");
+            if (at != 0) {
+                capacity = get(at + CAPACITY);
+                if (capacity <= 0 || capacity > Integer.MAX_VALUE || (capacity & (capacity - 1)) != 0) {
+                    throw new IllegalArgumentException("jfrctx: bad grown ring capacity " + capacity);
+                }
+                if (get(at + HANDLE) != handle) {
+                    throw new IllegalArgumentException("jfrctx: grown ring has another handle");
+                }
+            } else {
+                r = check(grown);
+                if ((long) LONGS.get(r, HANDLE) != handle) {
+                    throw new IllegalArgumentException("jfrctx: grown ring has another handle");
+                }
             }
         } catch (RuntimeException e) {
             // The agent has already let go of the old ring: write to neither from now on (a heap
             // buffer nobody reads).
+            grown = null;
+            grownAt = 0;
             words = LongBuffer.allocate(ENTRIES_WORD + 2 * 16);
             mask = 15;
             address = 0;
@@ -298,8 +357,15 @@ public final class ThreadLog {
             AgentLink.fail("Natives.grow (unusable ring)", e);
             return;
         }
-        adopt(r);
-        transition(id);
+        if (at != 0) {
+            mask = (int) (capacity - 1);
+            grownAt = 0;
+            address = at;
+        } else {
+            adopt(r);
+            grown = null;
+        }
+        n = 0;
     }
 
     /** {@link #transition} without the agent's ring writer; returns {@code n}. */

@@ -109,27 +109,40 @@ public final class ThreadState {
      * copy of the facade (another class loader) installed it on this thread: the scope remembers
      * it, so that closing restores exactly what the ring had, whichever copy wrote it.
      *
+     * <p>At the end of a stack a {@link StackOverflowError} can strike at any call here: it
+     * propagates, and the thread's state and ring are as they were (ownership is recorded before
+     * the ring is written and undone if the write fails; the state changes after it).
+     *
      * @param data the context installed from now on
      * @return the new scope's serial number, ≥ 1
      */
     public long open(ContextData data) {
-        long s = serial + 1;
-        serial = s;
-        innermost = s;
-        ContextData previous = current;
-        current = data;
         ThreadLog l = log;
         if (l == null) {
             l = openLog();
         }
+        long s = serial + 1;
+        boolean owns = data.isPrivate();
+        if (owns) {
+            own(s, data);
+        }
+        ContextData previous = current;
+        long onRing = ThreadLog.SAME;
         if (l != null) {
-            long onRing = l.transition(data.id());
-            if (onRing != ThreadLog.SAME && onRing != previous.id()) {
-                pushForeign(s, onRing);
+            try {
+                onRing = l.transition(data.id());
+            } catch (Throwable t) { // a StackOverflowError: nothing was installed
+                if (owns) {
+                    owned.closeFrom(s); // the scope never opened: its new context is released
+                }
+                throw t;
             }
         }
-        if (data.isPrivate()) {
-            own(s, data);
+        serial = s;
+        innermost = s;
+        current = data;
+        if (onRing != ThreadLog.SAME && onRing != previous.id()) {
+            pushForeign(s, onRing);
         }
         return s;
     }
@@ -152,28 +165,34 @@ public final class ThreadState {
      * scope was opened (another copy's context, if one was installed then), else to
      * {@code previous}.
      *
+     * <p>The ring is written first: a {@link StackOverflowError} there leaves the scope open, as
+     * if the close had not been called.
+     *
      * @param closing the serial number of the scope being closed (scopes opened after it that
      *     are still open are discarded)
      * @param outer the serial number that was innermost when the scope was opened (0: none)
      * @param previous the context that was installed when the scope was opened
      */
     public void restore(long closing, long outer, ContextData previous) {
-        innermost = outer;
-        current = previous;
         long id = previous.id();
         if (foreignTop > 0) {
-            id = popForeign(closing, id);
+            id = foreignAt(closing, id);
+        }
+        ThreadLog l = log;
+        if (l != null) {
+            l.transition(id); // a StackOverflowError: the scope stays open, nothing changed
+        }
+        innermost = outer;
+        current = previous;
+        if (foreignTop > 0) {
+            popForeign(closing);
         }
         OwnedContexts o = owned;
         if (o != null && o.top > 0) {
             o.closeFrom(closing);
         }
-        ThreadLog l = log;
-        if (l != null) {
-            l.transition(id);
-            if (outer == 0 && id == 0 && virtual) {
-                retire(l);
-            }
+        if (l != null && outer == 0 && id == 0 && virtual) {
+            retire(l);
         }
     }
 
@@ -195,12 +214,14 @@ public final class ThreadState {
         if (logOpened) {
             return null;
         }
-        logOpened = true;
         OwnedContexts o = owned;
         if (o == null) {
             o = owned = new OwnedContexts();
         }
-        return log = ThreadLog.openForCurrentThread(o);
+        // Throws only a StackOverflowError or an OutOfMemoryError: then tried again next time.
+        ThreadLog l = ThreadLog.openForCurrentThread(o);
+        logOpened = true;
+        return log = l;
     }
 
     /** Remembers that scope {@code s} opened over {@code onRing}, installed by another copy. */
@@ -217,19 +238,25 @@ public final class ThreadState {
     }
 
     /**
-     * Forgets the scopes from {@code closing} on; returns the ring's context remembered for
-     * {@code closing} itself, else {@code fallback}.
+     * The ring's context remembered for scope {@code closing}, else {@code fallback}; changes
+     * nothing ({@link #popForeign} forgets it once the ring has been written).
      */
-    private long popForeign(long closing, long fallback) {
-        long id = fallback;
+    private long foreignAt(long closing, long fallback) {
+        long[] f = foreign;
+        for (int i = foreignTop - 2; i >= 0 && f[i] >= closing; i -= 2) {
+            if (f[i] == closing) {
+                return f[i + 1];
+            }
+        }
+        return fallback;
+    }
+
+    /** Forgets the scopes from {@code closing} on. */
+    private void popForeign(long closing) {
         long[] f = foreign;
         while (foreignTop > 0 && f[foreignTop - 2] >= closing) {
-            if (f[foreignTop - 2] == closing) {
-                id = f[foreignTop - 1];
-            }
             foreignTop -= 2;
         }
-        return id;
     }
 
     /**

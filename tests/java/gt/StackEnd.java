@@ -1,0 +1,95 @@
+package gt;
+
+import dev.jfrctx.RecordingContext;
+import dev.jfrctx.RecordingContextKey;
+import dev.jfrctx.internal.AgentLink;
+
+/**
+ * Mode {@code stack-end} of {@link Faults}: contexts built and installed where a thread's stack
+ * ends. Each round starts a fresh thread (a small stack, so it is quick) that measures how deep
+ * a plain recursion goes, then descends to a little less than that again and again, and at the
+ * bottom builds never-seen maps and installs them, one more per level, until a
+ * {@link StackOverflowError}: the error lands at every point of the facade's first-use and
+ * per-scope paths (the ring's registration, numbering a map, the ring write, the Cleaner) across
+ * the rounds. Then the thread works in {@code fault_a} under {@code {fault: a}}: its contexts
+ * must still be recorded.
+ *
+ * <p>The result, for the summary line: whether the agent link is still live, how many overflows
+ * were caught, and how many of them were thrown inside the facade ({@code dev.jfrctx} frames on
+ * top of the trace).
+ */
+final class StackEnd {
+
+    static final RecordingContextKey DEPTH = RecordingContextKey.forName("depth");
+
+    /** Rounds: fresh threads. */
+    private static final int ROUNDS = 24;
+    /** Descents per round, each one level less deep than the last. */
+    private static final int DESCENTS = 48;
+
+    private int reached;
+    private int overflows;
+    private int inside;
+    private long fresh;
+
+    private StackEnd() {
+    }
+
+    /** Recurses without a context: to {@code limit}, then {@link #bottom}; records the depth. */
+    private long plain(int depth, int limit) {
+        reached = depth;
+        if (depth >= limit) {
+            return bottom(0);
+        }
+        return plain(depth + 1, limit) + 1;
+    }
+
+    /** One never-seen map per level, installed, until the stack ends. */
+    private long bottom(int level) {
+        try (RecordingContext c = RecordingContext.where(Faults.FAULT, "deep")
+                .where(DEPTH, Long.toString(fresh++)).build()) {
+            return bottom(level + 1) + level;
+        }
+    }
+
+    private void descend(int limit) {
+        try {
+            plain(0, limit);
+        } catch (StackOverflowError e) {
+            overflows++;
+            StackTraceElement[] trace = e.getStackTrace();
+            for (int i = 0; i < Math.min(8, trace.length); i++) {
+                if (trace[i].getClassName().startsWith("dev.jfrctx.")) {
+                    inside++;
+                    break;
+                }
+            }
+        }
+    }
+
+    private void round() {
+        descend(Integer.MAX_VALUE);
+        int end = reached;
+        for (int j = 1; j <= DESCENTS; j++) {
+            descend(Math.max(0, end - j));
+        }
+        try (RecordingContext c = RecordingContext.where(Faults.FAULT, "a").build()) {
+            Faults.sink += Faults.fault_a(System.nanoTime() + 40_000_000L);
+        }
+    }
+
+    /** Runs the rounds; returns the summary's fields (JSON, without braces). */
+    static String run() throws InterruptedException {
+        int overflows = 0;
+        int inside = 0;
+        for (int r = 0; r < ROUNDS; r++) {
+            StackEnd s = new StackEnd();
+            Thread t = new Thread(null, s::round, "faults-stack-end-" + r, 256 * 1024);
+            t.start();
+            t.join();
+            overflows += s.overflows;
+            inside += s.inside;
+        }
+        return "\"live\":" + AgentLink.isLive() + ",\"overflows\":" + overflows + ",\"inside\":" + inside;
+    }
+}
