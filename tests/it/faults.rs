@@ -279,7 +279,8 @@ fn panic_in_the_worker() {
 /// StackOverflowError lands inside the facade's first-use and per-scope paths, is the
 /// application's as from any other call there, and costs nothing else. The link stays live (no
 /// `jfrctx:` message), every overflowing thread records its next context, and no sample carries
-/// a wrong one.
+/// a wrong one. Printed, not asserted: after how many descents a scope whose close the overflow
+/// interrupted was still open (JDK 17, in about half the runs; see `gt.StackEnd`).
 fn stack_end(jdk: u32) {
     let _serial = common::serial();
     let jsonl = common::out_file(&format!("faults-stack-end-{jdk}.jsonl"));
@@ -287,6 +288,7 @@ fn stack_end(jdk: u32) {
     let out = run(jdk, &options, "stack-end", "1", &[]);
     assert_application_completed(&out, "stack-end");
     let work = common::summary_json(&out).expect("summary");
+    println!("stack end, JDK {jdk}: {work}");
     assert_eq!(work["live"], true, "the link degraded:\n{}", out.dump());
     assert!(
         work["inside"].as_u64().unwrap_or(0) > 0,

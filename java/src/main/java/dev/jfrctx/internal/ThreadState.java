@@ -165,8 +165,9 @@ public final class ThreadState {
      * scope was opened (another copy's context, if one was installed then), else to
      * {@code previous}.
      *
-     * <p>The ring is written first: a {@link StackOverflowError} there leaves the scope open, as
-     * if the close had not been called.
+     * <p>The thread's state changes first, the ring is written last: a {@link StackOverflowError}
+     * in the write leaves the scope closed, its context on the ring until the thread's next
+     * transition (a scope left open would stay open for the thread's life).
      *
      * @param closing the serial number of the scope being closed (scopes opened after it that
      *     are still open are discarded)
@@ -174,25 +175,22 @@ public final class ThreadState {
      * @param previous the context that was installed when the scope was opened
      */
     public void restore(long closing, long outer, ContextData previous) {
-        long id = previous.id();
-        if (foreignTop > 0) {
-            id = foreignAt(closing, id);
-        }
-        ThreadLog l = log;
-        if (l != null) {
-            l.transition(id); // a StackOverflowError: the scope stays open, nothing changed
-        }
         innermost = outer;
         current = previous;
+        long id = previous.id();
         if (foreignTop > 0) {
-            popForeign(closing);
+            id = popForeign(closing, id);
         }
         OwnedContexts o = owned;
         if (o != null && o.top > 0) {
             o.closeFrom(closing);
         }
-        if (l != null && outer == 0 && id == 0 && virtual) {
-            retire(l);
+        ThreadLog l = log;
+        if (l != null) {
+            l.transition(id);
+            if (outer == 0 && id == 0 && virtual) {
+                retire(l);
+            }
         }
     }
 
@@ -238,25 +236,19 @@ public final class ThreadState {
     }
 
     /**
-     * The ring's context remembered for scope {@code closing}, else {@code fallback}; changes
-     * nothing ({@link #popForeign} forgets it once the ring has been written).
+     * Forgets the scopes from {@code closing} on; returns the ring's context remembered for
+     * {@code closing} itself, else {@code fallback}.
      */
-    private long foreignAt(long closing, long fallback) {
-        long[] f = foreign;
-        for (int i = foreignTop - 2; i >= 0 && f[i] >= closing; i -= 2) {
-            if (f[i] == closing) {
-                return f[i + 1];
-            }
-        }
-        return fallback;
-    }
-
-    /** Forgets the scopes from {@code closing} on. */
-    private void popForeign(long closing) {
+    private long popForeign(long closing, long fallback) {
+        long id = fallback;
         long[] f = foreign;
         while (foreignTop > 0 && f[foreignTop - 2] >= closing) {
+            if (f[foreignTop - 2] == closing) {
+                id = f[foreignTop - 1];
+            }
             foreignTop -= 2;
         }
+        return id;
     }
 
     /**
