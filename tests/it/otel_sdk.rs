@@ -172,3 +172,68 @@ fn sdk_run(root_ids: bool) {
         assert!(n >= MIN_PER_METHOD, "{n} correct samples in {m}");
     }
 }
+
+/// Spans made current where fresh threads' stacks end (`StackEndApp`), with the bridge and
+/// without it (`plain`, OTel alone). The StackOverflowError lands inside the bridge's attach
+/// (after OTel's own attach, before the caller has a scope to close), which must undo that
+/// attach. With the bridge no Context and no jfrctx context may stay behind (before the undo:
+/// 643 of 1 176 descents on JDK 17). OTel alone is run for comparison, not asserted: its own
+/// attach and close have such a window (0–301 of 1 176, depending on the run).
+fn stack_end(jdk: u32) {
+    let _serial = common::serial();
+    let dir = common::target_dir()
+        .join("it-out/otel_sdk")
+        .join(format!("stack-end-{jdk}"));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("mkdir");
+    let classpath = std::env::join_paths(classpath()).expect("class path");
+    let run = |mode: &str| -> BTreeMap<String, String> {
+        let out = JvmRun::new(jdk)
+            .jsonl_at(&dir.join(format!("samples-{mode}.jsonl")))
+            .agent("sink=jsonl:{jsonl}")
+            .classpath(classpath.clone())
+            .main("dev.jfrctx.tests.otel.StackEndApp")
+            .args([mode])
+            .timeout(RUN_TIMEOUT)
+            .run();
+        assert!(out.status.success(), "{}", out.dump());
+        assert!(
+            out.agent_messages().is_empty(),
+            "a jfrctx message besides the summary:\n{}",
+            out.dump()
+        );
+        assert!(!out.stderr.contains("jfrctx-otel:"), "{}", out.dump());
+        let line = out
+            .stdout
+            .lines()
+            .find(|l| l.starts_with("stack-end "))
+            .unwrap_or_else(|| panic!("no result line:\n{}", out.dump()));
+        println!("otel sdk stack end, JDK {jdk}, {mode}: {line}");
+        let w: Vec<&str> = line.split_whitespace().skip(1).collect();
+        w.chunks(2)
+            .map(|p| (p[0].to_string(), p.get(1).unwrap_or(&"").to_string()))
+            .collect()
+    };
+    let count = |r: &BTreeMap<String, String>, k: &str| -> u64 {
+        r[k].parse().unwrap_or_else(|_| panic!("{k}: {r:?}"))
+    };
+    let plain = run("plain");
+    let bridge = run("bridge");
+    assert_eq!(bridge["live"], "true", "{bridge:?}");
+    assert!(count(&bridge, "inside") > 0, "nothing tested: {bridge:?}");
+    assert_eq!(
+        (count(&bridge, "leaked"), count(&bridge, "jfrctx_leaked")),
+        (0, 0),
+        "contexts left behind with the bridge: {bridge:?} (OTel alone: {plain:?})"
+    );
+}
+
+#[test]
+fn jdk17_sdk_stack_end() {
+    stack_end(17);
+}
+
+#[test]
+fn jdk25_sdk_stack_end() {
+    stack_end(25);
+}

@@ -38,18 +38,29 @@ final class BridgeStorage implements ContextStorage {
         if (inner == Scope.noop()) {
             return inner; // already current: nothing changes on the thread
         }
-        SpanEntry e = entries.of(toAttach);
-        if (e == null) {
-            return inner;
-        }
-        RecordingContext installed;
+        RecordingContext installed = null;
         try {
+            SpanEntry e = entries.of(toAttach);
+            if (e == null) {
+                return inner;
+            }
             installed = e.builder().build();
+            return new BridgeScope(inner, installed);
         } catch (RuntimeException ex) {
             failed(ex);
             return inner;
+        } catch (Error err) {
+            // A StackOverflowError (the attach came at the end of a deep stack): the caller never
+            // gets a scope to close, so this attach must not have happened, here or in OTel.
+            try {
+                if (installed != null) {
+                    installed.close();
+                }
+            } finally {
+                inner.close();
+            }
+            throw err;
         }
-        return new BridgeScope(inner, installed);
     }
 
     @Override
