@@ -8,11 +8,12 @@
 //! non-ASCII, 200 kB values, one map larger than a chunk); every release once, after its
 //! definition; per-writer order kept; nothing else read; a fifth thread whose `define` overflows
 //! its stack at many points gets its maps delivered when `define` returned, never when it failed,
-//! and leaves no reservation open. Here: it exits 0 and prints its counts.
+//! and leaves no reservation open. Here: it exits 0 and prints its counts. Also the ring writer
+//! (`ring_writer_*`, workload `RingWriterWarm.java`): its VMInit warm-up, and writes overflowing
+//! at the end of stacks.
 
 use crate::common::{self, jdk};
 
-use std::ffi::OsString;
 use std::process::Command;
 
 const WRITERS: &str = "4";
@@ -20,23 +21,7 @@ const MAPS: &str = "200000";
 
 fn stress(version: u32) {
     let _guard = common::serial();
-    let root = common::root();
-    let dest = common::target_dir().join(format!("it-definition-log-{version}"));
-    let _ = std::fs::remove_dir_all(&dest);
-    std::fs::create_dir_all(&dest).expect("create the class directory");
-    let args: Vec<OsString> = vec![
-        "--release".into(),
-        "17".into(),
-        "-encoding".into(),
-        "UTF-8".into(),
-        "-sourcepath".into(),
-        root.join("java/bridge").into(),
-        "-d".into(),
-        dest.clone().into(),
-        root.join("tests/java-bridge/dev/jfrctx/agent/DefinitionLogStress.java")
-            .into(),
-    ];
-    jdk::run_tool("javac", &args);
+    let dest = jdk::bridge_workload("DefinitionLogStress", version);
     let out = Command::new(jdk::java(version))
         .arg("-cp")
         .arg(&dest)
@@ -69,4 +54,50 @@ fn definition_log_jdk21() {
 #[test]
 fn definition_log_jdk25() {
     stress(25);
+}
+
+/// The ring writer's warm-up (`RingWriter.warm`, what `StreamBridge.start` runs at VMInit so
+/// that no application thread runs the writer's method handles first at the end of its stack)
+/// works, and the writer overflowing at the end of stacks leaves every ring whole: workload
+/// `tests/java-bridge/.../RingWriterWarm.java`, without the agent.
+fn ring_writer(version: u32) {
+    let _guard = common::serial();
+    let dest = jdk::bridge_workload("RingWriterWarm", version);
+    let out = Command::new(jdk::java(version))
+        .args([
+            "--add-exports",
+            "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "-XX:CompileCommand=quiet",
+            "-XX:CompileCommand=exclude,dev.jfrctx.agent.RingWriter::*",
+        ])
+        .arg("-cp")
+        .arg(&dest)
+        .arg("dev.jfrctx.agent.RingWriterWarm")
+        .output()
+        .expect("run RingWriterWarm");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "JDK {version}:\n{stdout}{stderr}");
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("ring writer: warm ok, "))
+        .unwrap_or_else(|| panic!("JDK {version}: no result:\n{stdout}{stderr}"));
+    println!("JDK {version}: {line}");
+    let inside: u64 = line
+        .split(", ")
+        .nth(2)
+        .and_then(|p| p.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{line}"));
+    assert!(inside > 0, "no overflow inside the writer: {line}");
+}
+
+#[test]
+fn ring_writer_jdk17() {
+    ring_writer(17);
+}
+
+#[test]
+fn ring_writer_jdk25() {
+    ring_writer(25);
 }

@@ -112,3 +112,26 @@ pub fn javac_to(classpath: &[PathBuf], dest: &Path, sources: &Path) {
     args.extend(files.into_iter().map(OsString::from));
     run_tool("javac", &args);
 }
+
+/// Compiles `tests/java-bridge/dev/jfrctx/agent/{name}.java` against the bridge's own sources
+/// (`java/bridge`, no agent) into a fresh `target/it-{name}-{version}`; returns that directory.
+pub fn bridge_workload(name: &str, version: u32) -> PathBuf {
+    let root = super::root();
+    let dest = super::target_dir().join(format!("it-{name}-{version}"));
+    let _ = std::fs::remove_dir_all(&dest);
+    std::fs::create_dir_all(&dest).expect("create the class directory");
+    let args: Vec<OsString> = vec![
+        "--release".into(),
+        "17".into(),
+        "-encoding".into(),
+        "UTF-8".into(),
+        "-sourcepath".into(),
+        root.join("java/bridge").into(),
+        "-d".into(),
+        dest.clone().into(),
+        root.join(format!("tests/java-bridge/dev/jfrctx/agent/{name}.java"))
+            .into(),
+    ];
+    run_tool("javac", &args);
+    dest
+}

@@ -52,6 +52,11 @@ public final class RingPool {
     /** The agent makes no spares ({@code spares=off}): every take returns 0. */
     private static volatile boolean disabled;
 
+    /** Initializes this class (at VMInit, not on a thread at the end of its stack). */
+    static void initialize() {
+        // The call is the point: the JVM runs the static initializer before it.
+    }
+
     /**
      * Takes a spare ring for the calling thread and claims it.
      *

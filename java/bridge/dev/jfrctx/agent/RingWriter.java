@@ -176,6 +176,30 @@ public final class RingWriter {
     }
 
     /**
+     * Runs every method here once, on scratch memory, so that their first run (each method
+     * handle's first invocation spins classes) happens at VMInit ({@code StreamBridge.start})
+     * and not on an application thread at the end of its stack, where it would throw
+     * {@code StackOverflowError} in the middle of that work.
+     *
+     * @throws Throwable when the ring writer cannot work (the facade then writes through buffers)
+     */
+    static void warm() throws Throwable {
+        java.nio.ByteBuffer ring = java.nio.ByteBuffer.allocateDirect(ENTRIES + 2 * 16);
+        java.nio.ByteBuffer queue = java.nio.ByteBuffer.allocateDirect((int) QUEUE_FIRST_SLOT + 8);
+        long r = address(ring);
+        long q = address(queue);
+        PUT_LONG.invokeExact(q + QUEUE_SLOTS, 1L);
+        PUT_LONG.invokeExact(q + QUEUE_TAIL, 1L);
+        PUT_LONG.invokeExact(q + QUEUE_FIRST_SLOT, r);
+        if (takeSpare(q, 0) != r || transition(r, 1, 0) != 0 || get(r + HEAD) != 2) {
+            throw new IllegalStateException("the ring writer misread its scratch ring");
+        }
+        retire(r);
+        java.lang.ref.Reference.reachabilityFence(ring);
+        java.lang.ref.Reference.reachabilityFence(queue);
+    }
+
+    /**
      * Reads the word at {@code address} of a ring (a header field).
      *
      * @param address the word's address

@@ -141,8 +141,16 @@ public final class StreamBridge {
             return "stream already started";
         }
         // Before the application runs: on a thread near the end of its stack, initializing the
-        // definitions' classes would fail for the JVM's life (see Definitions' initializer).
+        // definitions' classes would fail for the JVM's life (see Definitions' initializer), and
+        // the ring writer's first calls would fail in the middle.
         Definitions.initialize();
+        RingPool.initialize();
+        try {
+            RingWriter.warm();
+        } catch (Throwable t) {
+            // Unusable (jdk.internal.misc not exported: the agent said so): the facade finds out
+            // itself and writes through buffers.
+        }
         // Register the bracket event before the stream's recording starts: left to its first
         // commit, registration races with the recording's start and can leave the event
         // disabled for the whole run (seen on JDK 25 under load: every sample not_calibrated).
