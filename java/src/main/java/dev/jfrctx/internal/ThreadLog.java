@@ -247,8 +247,8 @@ public final class ThreadLog {
             try {
                 n = (long) AgentLink.RING_TRANSITION.invokeExact(a, (long) mask, id);
             } catch (RuntimeException | Error e) {
-                // A StackOverflowError (the stack's end): not published. The ring's head stays
-                // odd (the agent then calls what follows unknown) until the next transition
+                // A StackOverflowError (the stack's end): not published. The ring's head may stay
+                // odd (the agent then reports what follows as unknown) until the next transition
                 // writes the same entry again.
                 throw e;
             } catch (Throwable t) { // cannot happen: it only reads and writes memory
