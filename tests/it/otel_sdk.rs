@@ -178,7 +178,7 @@ fn sdk_run(root_ids: bool) {
 /// (after OTel's own attach, before the caller has a scope to close), which must undo that
 /// attach. With the bridge no Context and no jfrctx context may stay behind (before the undo:
 /// 643 of 1 176 descents on JDK 17). OTel alone is run for comparison, not asserted: its own
-/// attach and close have such a window (0–301 of 1 176, depending on the run).
+/// attach and close have such a window (0–797 of 1 176, depending on the run).
 fn stack_end(jdk: u32) {
     let _serial = common::serial();
     let dir = common::target_dir()
