@@ -108,13 +108,18 @@ public final class ThreadLog {
             throw new IllegalArgumentException("jfrctx: a ring address needs the agent's ring writer");
         }
         this.address = address;
+        this.mask = maskAt(address);
+        this.handle = get(address + HANDLE);
+        this.n = -1;
+    }
+
+    /** The index mask of the ring at {@code address}, from its header's capacity. */
+    private static int maskAt(long address) {
         long capacity = get(address + CAPACITY);
         if (capacity <= 0 || capacity > Integer.MAX_VALUE || (capacity & (capacity - 1)) != 0) {
             throw new IllegalArgumentException("jfrctx: bad ring capacity " + capacity);
         }
-        this.mask = (int) (capacity - 1);
-        this.handle = get(address + HANDLE);
-        this.n = -1;
+        return (int) (capacity - 1);
     }
 
     /** A header or entry word through the ring writer (which must exist). */
@@ -328,14 +333,11 @@ public final class ThreadLog {
      */
     private void adoptGrown() {
         long at = grownAt;
-        long capacity = 0;
+        int grownMask = 0;
         ByteBuffer r = null;
         try {
             if (at != 0) {
-                capacity = get(at + CAPACITY);
-                if (capacity <= 0 || capacity > Integer.MAX_VALUE || (capacity & (capacity - 1)) != 0) {
-                    throw new IllegalArgumentException("jfrctx: bad grown ring capacity " + capacity);
-                }
+                grownMask = maskAt(at);
                 if (get(at + HANDLE) != handle) {
                     throw new IllegalArgumentException("jfrctx: grown ring has another handle");
                 }
@@ -358,7 +360,7 @@ public final class ThreadLog {
             return;
         }
         if (at != 0) {
-            mask = (int) (capacity - 1);
+            mask = grownMask;
             grownAt = 0;
             address = at;
         } else {
