@@ -8,12 +8,11 @@ import dev.jfrctx.internal.ThreadState;
 
 /**
  * Mode {@code stack-end} of {@link Faults}: contexts built and installed where a thread's stack
- * ends. Each round starts a fresh thread (a small stack, so it is quick) that measures how deep
- * a plain recursion goes, then descends to a little less than that again and again, and at the
- * bottom builds never-seen maps and installs them, one more per level, until a
- * {@link StackOverflowError}: the error lands at every point of the facade's first-use and
- * per-scope paths (the ring's registration, numbering a map, the ring write, the Cleaner) across
- * the rounds. Then the thread works in {@code fault_a} under exactly {@code {fault: a}}: its
+ * ends. Each round starts a fresh thread (a small stack, so it is quick) that makes 48
+ * {@link StackDescent descents} and at the bottom of each builds never-seen maps and installs
+ * them, one more per level, until a {@link StackOverflowError}: the error lands at every point
+ * of the facade's first-use and per-scope paths (the ring's registration, numbering a map, the
+ * ring write, the Cleaner) across the rounds. Then the thread works in {@code fault_a} under exactly {@code {fault: a}}: its
  * contexts must still be recorded.
  *
  * <p>The result, for the summary line: whether the agent link is still live, how many overflows
@@ -23,7 +22,7 @@ import dev.jfrctx.internal.ThreadState;
  * than the open's were, e.g. a compiled frame deoptimized to run the exception handler in the
  * interpreter); such a scope stays open until an enclosing one closes, as OTel's own scopes do.
  */
-final class StackEnd {
+final class StackEnd extends StackDescent {
 
     static final RecordingContextKey DEPTH = RecordingContextKey.forName("depth");
 
@@ -32,46 +31,23 @@ final class StackEnd {
     /** Descents per round, each one level less deep than the last. */
     private static final int DESCENTS = 48;
 
-    private int reached;
-    private int overflows;
-    private int inside;
     private int leaked;
     private long fresh;
 
     private StackEnd() {
     }
 
-    /** Recurses without a context: to {@code limit}, then {@link #bottom}; records the depth. */
-    private long plain(int depth, int limit) {
-        reached = depth;
-        if (depth >= limit) {
-            return bottom(0);
-        }
-        return plain(depth + 1, limit) + 1;
-    }
-
     /** One never-seen map per level, installed, until the stack ends. */
-    private long bottom(int level) {
+    @Override
+    protected long bottom(int level) {
         try (RecordingContext c = RecordingContext.where(Faults.FAULT, "deep")
                 .where(DEPTH, Long.toString(fresh++)).build()) {
             return bottom(level + 1) + level;
         }
     }
 
-    /** One descent; afterwards the thread should have no context again. */
-    private void descend(int limit) {
-        try {
-            plain(0, limit);
-        } catch (StackOverflowError e) {
-            overflows++;
-            StackTraceElement[] trace = e.getStackTrace();
-            for (int i = 0; i < Math.min(8, trace.length); i++) {
-                if (trace[i].getClassName().startsWith("dev.jfrctx.")) {
-                    inside++;
-                    break;
-                }
-            }
-        }
+    @Override
+    protected void afterDescent() {
         ThreadState st = ThreadState.current();
         if (st.innermost() != 0 || st.context() != ContextData.EMPTY) {
             leaked++; // a scope whose close the overflow interrupted stayed open (see the class doc)
@@ -80,11 +56,7 @@ final class StackEnd {
 
     private void round() {
         RecordingContext.Snapshot none = RecordingContext.snapshot(); // a fresh thread: empty
-        descend(Integer.MAX_VALUE);
-        int end = reached;
-        for (int j = 1; j <= DESCENTS; j++) {
-            descend(Math.max(0, end - j));
-        }
+        descend(DESCENTS);
         // Exactly {fault: a}, also when an overflow left a scope open (replace, not merge).
         try (RecordingContext.Activation clean = none.activate();
                 RecordingContext c = RecordingContext.where(Faults.FAULT, "a").build()) {
@@ -102,8 +74,8 @@ final class StackEnd {
             Thread t = new Thread(null, s::round, "faults-stack-end-" + r, 256 * 1024);
             t.start();
             t.join();
-            overflows += s.overflows;
-            inside += s.inside;
+            overflows += s.overflows();
+            inside += s.inside();
             leaked += s.leaked;
         }
         return "\"live\":" + AgentLink.isLive() + ",\"overflows\":" + overflows + ",\"inside\":" + inside
