@@ -172,26 +172,13 @@ public final class AgentLink {
         DEFINE = define;
         UNDEFINE = undefine;
         FIRST_DEFINED_ID = firstDefined;
-        MethodHandle grow = null;
-        if (live) {
-            try {
-                grow = MethodHandles.publicLookup().findStatic(natives, "grow",
-                        MethodType.methodType(ByteBuffer.class, long.class, int.class));
-            } catch (Throwable absent) {
-                // An agent without ring growth: rings keep their size.
-            }
-        }
-        GROW = grow;
-        MethodHandle growAddress = null;
-        if (live && RING_TRANSITION != null) {
-            try {
-                growAddress = MethodHandles.publicLookup().findStatic(natives, "growAddress",
-                        MethodType.methodType(long.class, long.class, int.class));
-            } catch (Throwable absent) {
-                // An older agent: rings grow as buffers.
-            }
-        }
-        GROW_ADDRESS = growAddress;
+        // Optional natives: null with an agent that has none (rings then keep their size, or
+        // grow and register as buffers).
+        GROW = live ? optional(natives, "grow", MethodType.methodType(ByteBuffer.class, long.class, int.class))
+                : null;
+        GROW_ADDRESS = live && RING_TRANSITION != null
+                ? optional(natives, "growAddress", MethodType.methodType(long.class, long.class, int.class))
+                : null;
         MethodHandle take = null;
         MethodHandle joined = null;
         MethodHandle left = null;
@@ -207,16 +194,9 @@ public final class AgentLink {
             }
         }
         TAKE_SPARE = take;
-        MethodHandle registerAddress = null;
-        if (live && RING_TRANSITION != null) {
-            try {
-                registerAddress = MethodHandles.publicLookup().findStatic(natives, "registerAddress",
-                        MethodType.methodType(long.class, long.class, int.class));
-            } catch (Throwable absent) {
-                // An agent without it: rings come as buffers from Natives.register.
-            }
-        }
-        REGISTER_ADDRESS = registerAddress;
+        REGISTER_ADDRESS = live && RING_TRANSITION != null
+                ? optional(natives, "registerAddress", MethodType.methodType(long.class, long.class, int.class))
+                : null;
         JOINED = joined;
         LEFT = left;
         MethodHandle filter = null;
@@ -241,6 +221,15 @@ public final class AgentLink {
     }
 
     private AgentLink() {
+    }
+
+    /** The public static method {@code name} of {@code c}, or null when it has none. */
+    private static MethodHandle optional(Class<?> c, String name, MethodType type) {
+        try {
+            return MethodHandles.publicLookup().findStatic(c, name, type);
+        } catch (Throwable absent) {
+            return null;
+        }
     }
 
     /**
