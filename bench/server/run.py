@@ -33,6 +33,7 @@ ALL_EVENTS = "cpu+alloc+lock+park+io"
 CONFIGS = {
     "none": ("none", "off", "no profiling"),
     "jfr": ("jfr", "off", "JFR alone: in-process RecordingStream, jdk.ExecutionSample at the same period"),
+    "jfr-exact": ("jfr", "off", "JFR alone with the exact frames jfrctx turns on (-XX:+DebugNonSafepoints)"),
     "jfrctx-off": ("jfrctx", "off", "jfrctx loaded (events=cpu), the filter installs nothing"),
     "jfrctx-snapshot": ("jfrctx", "snapshot", "jfrctx, a snapshot per endpoint activated"),
     "jfrctx-endpoint": ("jfrctx", "endpoint", "jfrctx, a new context {endpoint} per request"),
@@ -41,6 +42,7 @@ CONFIGS = {
     "jfrctx-request-jni": ("jfrctx", "request", "as jfrctx-request with spares=off (a JNI registration per first context)"),
     "otel": ("otel", "off", "OpenTelemetry Java agent alone (spans made, exporter none)"),
     "otel-jfr": ("otel-jfr", "off", "OTel agent + JFR alone (the 'jfr' stream): what sampling costs beside OTel"),
+    "otel-jfr-exact": ("otel-jfr", "off", "as otel-jfr with the exact frames jfrctx turns on (-XX:+DebugNonSafepoints)"),
     "otel-jfrctx-off": ("otel-jfrctx-off", "off", "OTel agent + jfrctx (events=cpu), no bridge"),
     "otel-jfrctx": ("otel-jfrctx", "off", "OTel agent + jfrctx + jfrctx-otel.jar: trace/span/endpoint per sample"),
     "otel-jfrctx-root": ("otel-jfrctx-root", "off", "as otel-jfrctx with otel.jfrctx.span=root (one context per request)"),
@@ -54,6 +56,10 @@ CONFIGS = {
 JFR_STREAM = ("jfr", "otel-jfr")
 # Agent options added to the common ones, by configuration.
 AGENT_EXTRA = {"jfrctx-request-jni": ",spares=off", "otel-jfrctx-jni": ",spares=off"}
+# JVM options added to the common ones, by configuration: the jfrctx agent enables non-safepoint
+# debug information (exact frames) through JVMTI; these baselines turn on the same flag directly.
+EXACT_FRAMES = ["-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints"]
+JVM_EXTRA = {"jfr-exact": EXACT_FRAMES, "otel-jfr-exact": EXACT_FRAMES}
 
 GROUPS = [  # (group, comm prefixes); /proc comm is the thread name cut to 15 bytes
     ("request", ("req-", "ForkJoinPool-")),
@@ -168,7 +174,7 @@ def one_run(args, cfg, setup, rnd):
     tag = f"{cfg}-{jdk}{threads[0]}-r{rnd}"
     files = {k: os.path.join(args.out, f"server-{tag}.{k}") for k in ("out", "err", "jsonl", "samples")}
     cp = os.pathsep.join([os.path.join(args.tomcat, "*"), args.jar, args.classes])
-    jvm = ["-Xms512m", "-Xmx512m", "-XX:+UseG1GC"] + list(args.jvm_opt)
+    jvm = ["-Xms512m", "-Xmx512m", "-XX:+UseG1GC"] + JVM_EXTRA.get(cfg, []) + list(args.jvm_opt)
     if args.diagnose:
         jfc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnose.jfc")
         jvm.append(f"-XX:StartFlightRecording=settings={jfc},filename={os.path.join(args.out, f'server-{tag}.jfr')}")
