@@ -34,6 +34,7 @@ CONFIGS = {
     "none": ("none", "off", "no profiling"),
     "jfr": ("jfr", "off", "JFR alone: in-process RecordingStream, jdk.ExecutionSample at the same period"),
     "jfr-exact": ("jfr", "off", "JFR alone with the exact frames jfrctx turns on (-XX:+DebugNonSafepoints)"),
+    "jfr-all": ("jfr", "off", "JFR alone with the events and settings of jfrctx's events=" + ALL_EVENTS),
     "jfrctx-off": ("jfrctx", "off", "jfrctx loaded (events=cpu), the filter installs nothing"),
     "jfrctx-snapshot": ("jfrctx", "snapshot", "jfrctx, a snapshot per endpoint activated"),
     "jfrctx-endpoint": ("jfrctx", "endpoint", "jfrctx, a new context {endpoint} per request"),
@@ -60,6 +61,9 @@ AGENT_EXTRA = {"jfrctx-request-jni": ",spares=off", "otel-jfrctx-jni": ",spares=
 # debug information (exact frames) through JVMTI; these baselines turn on the same flag directly.
 EXACT_FRAMES = ["-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints"]
 JVM_EXTRA = {"jfr-exact": EXACT_FRAMES, "otel-jfr-exact": EXACT_FRAMES}
+# The base a configuration's ratios are paired with, when the run has it (else 'jfr', or 'otel'
+# for otel-*): jfrctx with every event against JFR alone recording the same events.
+BASE = {"jfrctx-request-all": "jfr-all"}
 
 GROUPS = [  # (group, comm prefixes); /proc comm is the thread name cut to 15 bytes
     ("request", ("req-", "ForkJoinPool-")),
@@ -184,6 +188,8 @@ def one_run(args, cfg, setup, rnd):
         app.append("--virtual")
     if profiler in JFR_STREAM:
         app += ["--jfr-stream", str(args.period), "--samples", files["samples"]]
+        if cfg == "jfr-all":
+            app += ["--jfr-events", ALL_EVENTS]
     # The jfrctx agent, where a configuration loads it: the same options everywhere but its events
     # and the configuration's extra ones.
     agent = (f"-agentpath:{args.agent}=sink=jsonl:{files['jsonl']},period={args.period}ms,"
@@ -325,7 +331,8 @@ def summarize(recs, out):
         lines.append(f"\nJDK {jdk}, {threads} request threads, execution samples every "
                      f"{'/'.join(map(str, periods))} ms: median [min–max] over rounds; ratios paired per "
                      f"round against the same round's base: 'otel' (the OTel agent alone) for otel-* "
-                     f"configurations, 'jfr' (JFR alone) for the others")
+                     f"configurations, 'jfr-all' for jfrctx-request-all when run, 'jfr' (JFR alone) "
+                     f"for the others")
         lines.append("| configuration | req/s | CPU µs/req | req/s × base | CPU/req × base | request threads µs/req "
                      "| JIT µs/req | GC µs/req | jfrctx+JFR threads µs/req | GCs/1k req | samples/app-CPU-s | /cpu loop µs |")
         lines.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -334,6 +341,8 @@ def summarize(recs, out):
             if not mine:
                 continue
             base_cfg = "otel" if cfg.startswith("otel") else "jfr"
+            if any(r["config"] == BASE.get(cfg) for r in rs):
+                base_cfg = BASE[cfg]
             base = {r["round"]: r for r in rs if r["config"] == base_cfg}
             rps_ratio = [r["rps"] / base[r["round"]]["rps"] for r in mine if r["round"] in base]
             cpu_ratio = [r["cpu_us_per_req"] / base[r["round"]]["cpu_us_per_req"] for r in mine if r["round"] in base]

@@ -40,7 +40,8 @@ import org.apache.tomcat.util.descriptor.web.FilterMap;
  * <pre>
  *   java [profiler options] -cp tomcat jars:jfrctx.jar:classes dev.jfrctx.bench.server.BenchServer
  *        --filter off|snapshot|endpoint|request|pyroscope-endpoint|pyroscope-request
- *        [--virtual] [--jfr-stream PERIOD_MS] [--samples FILE] [--seconds N]
+ *        [--virtual] [--jfr-stream PERIOD_MS] [--jfr-events cpu+alloc+lock+park+io]
+ *        [--samples FILE] [--seconds N]
  * </pre>
  *
  * Request threads are a Tomcat {@code StandardThreadExecutor} named {@code req-N} (platform), or
@@ -56,6 +57,7 @@ public final class BenchServer {
         String filter = "off";
         boolean virtual = false;
         long streamPeriodMs = 0;
+        String streamEvents = "cpu";
         String samplesFile = null;
         long seconds = 600;
         for (int i = 0; i < args.length; i++) {
@@ -63,12 +65,13 @@ public final class BenchServer {
                 case "--filter": filter = args[++i]; break;
                 case "--virtual": virtual = true; break;
                 case "--jfr-stream": streamPeriodMs = Long.parseLong(args[++i]); break;
+                case "--jfr-events": streamEvents = args[++i]; break;
                 case "--samples": samplesFile = args[++i]; break;
                 case "--seconds": seconds = Long.parseLong(args[++i]); break;
                 default: throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
-        SampleCounter samples = streamPeriodMs > 0 ? SampleCounter.start(streamPeriodMs) : null;
+        SampleCounter samples = streamPeriodMs > 0 ? SampleCounter.start(streamPeriodMs, streamEvents) : null;
 
         Tomcat tomcat = new Tomcat();
         File base = Files.createTempDirectory("jfrctx-bench-tomcat").toFile();
@@ -126,15 +129,50 @@ public final class BenchServer {
         private final long[] times = new long[1 << 20]; // epoch ns of each sample
         private int n;
 
-        private SampleCounter(long periodMs) {
+        private SampleCounter(long periodMs, String events) {
             stream = new jdk.jfr.consumer.RecordingStream();
-            stream.enable("jdk.ExecutionSample").withPeriod(Duration.ofMillis(periodMs));
+            for (String preset : events.split("\\+")) {
+                enable(stream, preset, periodMs);
+            }
             stream.onEvent("jdk.ExecutionSample", e -> record(e.getStartTime()));
             stream.startAsync();
         }
 
-        static SampleCounter start(long periodMs) {
-            return new SampleCounter(periodMs);
+        /**
+         * The events of one of the agent's presets, with the settings the agent gives them (its
+         * event table, {@code agent/core/events/table.rs}: the period for execution samples,
+         * JFR's {@code profile.jfc} throttle for allocation samples, a 10 ms threshold for the
+         * waits), so that "JFR alone" records what jfrctx records.
+         */
+        private static void enable(jdk.jfr.consumer.RecordingStream stream, String preset, long periodMs) {
+            Duration wait = Duration.ofMillis(10);
+            switch (preset) {
+                case "cpu":
+                    stream.enable("jdk.ExecutionSample").withPeriod(Duration.ofMillis(periodMs));
+                    break;
+                case "alloc":
+                    stream.enable("jdk.ObjectAllocationSample").with("throttle", "300/s");
+                    break;
+                case "lock":
+                    stream.enable("jdk.JavaMonitorEnter").withThreshold(wait);
+                    stream.enable("jdk.JavaMonitorWait").withThreshold(wait);
+                    break;
+                case "park":
+                    stream.enable("jdk.ThreadPark").withThreshold(wait);
+                    break;
+                case "io":
+                    for (String e : new String[] {"jdk.SocketRead", "jdk.SocketWrite", "jdk.FileRead", "jdk.FileWrite"}) {
+                        stream.enable(e).withThreshold(wait);
+                    }
+                    break;
+                default:
+                    throw new IllegalArgumentException("--jfr-events: unknown preset '" + preset
+                            + "' (cpu, alloc, lock, park, io)");
+            }
+        }
+
+        static SampleCounter start(long periodMs, String events) {
+            return new SampleCounter(periodMs, events);
         }
 
         private synchronized void record(Instant t) {
