@@ -20,9 +20,9 @@ package dev.jfrctx.agent;
  * start writes its own thread checkpoint through a lease. JFR's own flush comes about once a
  * second, so each flush point finds the signal raised (at least two nudges fall between two
  * flushes) and writes every virtual-thread constant pending at that moment. A nudge costs
- * ≈ 0.35 ms of CPU on JDK 25 (≈ 0.8 ms on 17: a platform thread's start and end), so the
- * interval is as long as that guarantee allows. With {@code latency=live} the flusher calls {@link #nudge()} before each
- * forced flush. The events those threads cause elsewhere: one {@code jdk.ThreadStart} and one
+ * ≈ 0.35 ms of CPU on JDK 25 (≈ 0.8 ms on 17: a platform thread's start and end), so there are
+ * no more of them than that needs. With {@code latency=live} the flusher calls {@link #nudge()}
+ * before each forced flush. The events those threads cause elsewhere: one {@code jdk.ThreadStart} and one
  * {@code jdk.ThreadEnd} per nudge in recordings that enable them.
  */
 final class ThreadCheckpoints extends Thread {

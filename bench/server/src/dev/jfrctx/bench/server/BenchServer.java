@@ -115,7 +115,7 @@ public final class BenchServer {
         System.out.flush();
         stop.await(seconds, TimeUnit.SECONDS);
         if (samples != null) {
-            samples.settle(); // before the server stops: the window's last samples are still in flight
+            samples.settle(); // the window's last samples are still in flight
         }
         tomcat.stop();
         tomcat.destroy();
@@ -210,7 +210,7 @@ public final class BenchServer {
             while (flushed < target) {
                 long left = deadline - System.nanoTime();
                 if (left <= 0) {
-                    System.err.println("bench: the JFR stream did not flush within 5 s; its count may miss samples");
+                    System.err.println("bench: no JFR flush within 5 s; the sample count may be short");
                     return;
                 }
                 TimeUnit.NANOSECONDS.timedWait(this, left);
