@@ -13,6 +13,7 @@ mod fake_pyroscope;
 
 mod app_server;
 mod bad_input;
+mod bench_baseline;
 mod carriers;
 mod coexistence;
 mod definition_log;

@@ -148,7 +148,8 @@ public final class BenchServer {
          * The events of one of the agent's presets, with the settings the agent gives them (its
          * event table, {@code agent/core/events/table.rs}: the period for execution samples,
          * JFR's {@code profile.jfc} throttle for allocation samples, a 10 ms threshold for the
-         * waits), so that "JFR alone" records what jfrctx records.
+         * waits), so that "JFR alone" records what jfrctx records. {@code tests/it/bench_baseline.rs}
+         * reads this method and fails when it and the table differ.
          */
         private static void enable(jdk.jfr.consumer.RecordingStream stream, String preset, long periodMs) {
             Duration wait = Duration.ofMillis(10);
