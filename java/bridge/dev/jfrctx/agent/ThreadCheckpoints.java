@@ -22,8 +22,8 @@ package dev.jfrctx.agent;
  * flushes) and writes every virtual-thread constant pending at that moment. A nudge costs
  * ≈ 0.35 ms of CPU on JDK 25 (≈ 0.8 ms on 17: a platform thread's start and end), so there are
  * no more of them than that needs. With {@code latency=live} the flusher calls {@link #nudge()}
- * before each forced flush. The events those threads cause elsewhere: one {@code jdk.ThreadStart} and one
- * {@code jdk.ThreadEnd} per nudge in recordings that enable them.
+ * before each forced flush. The events those threads cause elsewhere: one
+ * {@code jdk.ThreadStart} and one {@code jdk.ThreadEnd} per nudge in recordings that enable them.
  */
 final class ThreadCheckpoints extends Thread {
     /**
