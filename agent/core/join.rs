@@ -581,3 +581,5 @@ mod tests;
 
 #[cfg(test)]
 mod cursor_tests;
+#[cfg(test)]
+mod window_tests;

@@ -9,9 +9,11 @@
 //! cache). Everything else — ids below `first_dense`, an id far ahead of or behind the window,
 //! an entry that stays at the front while the window grows past its bound — lives in a hash map.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use ahash::RandomState;
+
+use super::slots::Slots;
 
 /// An id this far past the window's end goes to the hash map (the window never grows by more
 /// than that at once).
@@ -26,7 +28,8 @@ pub struct Ids<E> {
     hashed_dense: usize,
     /// Id of `window[0]`.
     base: u64,
-    window: VecDeque<Option<E>>,
+    /// In chunks (`slots.rs`): what the span costs is what it holds.
+    window: Slots<E>,
     window_live: usize,
 }
 
@@ -37,7 +40,7 @@ impl<E> Ids<E> {
             first_dense,
             hashed_dense: 0,
             base: first_dense,
-            window: VecDeque::new(),
+            window: Slots::default(),
             window_live: 0,
         }
     }
@@ -53,15 +56,15 @@ impl<E> Ids<E> {
     }
 
     pub fn get(&self, id: u64) -> Option<&E> {
-        if let Some(e) = self.slot(id).and_then(|i| self.window[i].as_ref()) {
+        if let Some(e) = self.slot(id).and_then(|i| self.window.get(i).as_ref()) {
             return Some(e);
         }
         self.in_hash(id).then(|| self.hashed.get(&id)).flatten()
     }
 
     pub fn get_mut(&mut self, id: u64) -> Option<&mut E> {
-        if let Some(i) = self.slot(id).filter(|&i| self.window[i].is_some()) {
-            return self.window[i].as_mut();
+        if let Some(i) = self.slot(id).filter(|&i| self.window.get(i).is_some()) {
+            return self.window.get_mut(i).as_mut();
         }
         if self.in_hash(id) {
             self.hashed.get_mut(&id)
@@ -83,12 +86,14 @@ impl<E> Ids<E> {
             if let Some(gap) = id.checked_sub(self.base) {
                 let end = self.window.len() as u64;
                 if gap < end {
-                    self.window[gap as usize] = Some(e);
+                    *self.window.get_mut(gap as usize) = Some(e);
                     self.window_live += 1;
                     return;
                 }
                 if gap - end <= MAX_GAP {
-                    self.window.extend((end..gap).map(|_| None));
+                    for _ in end..gap {
+                        self.window.push_back(None);
+                    }
                     self.window.push_back(Some(e));
                     self.window_live += 1;
                     return;
@@ -100,8 +105,8 @@ impl<E> Ids<E> {
     }
 
     pub fn remove(&mut self, id: u64) -> Option<E> {
-        if let Some(i) = self.slot(id).filter(|&i| self.window[i].is_some()) {
-            let e = self.window[i].take();
+        if let Some(i) = self.slot(id).filter(|&i| self.window.get(i).is_some()) {
+            let e = self.window.get_mut(i).take();
             self.window_live -= 1;
             self.pop_freed();
             return e;
@@ -148,6 +153,12 @@ impl<E> Ids<E> {
     /// Ids the window spans (tests and figures).
     pub fn window_span(&self) -> usize {
         self.window.len()
+    }
+
+    /// Memory the window holds, in bytes (tests: its slots, spanned or not yet reused).
+    #[cfg(test)]
+    pub fn window_bytes(&self) -> usize {
+        self.window.bytes()
     }
 
     /// Every entry, in no particular order.
