@@ -6,7 +6,8 @@ activating a snapshot once and closing it. Two figures:
   percentile over the measured threads): the request side of a first context, directly;
 - CPU per thread by thread group, from /proc/PID/task/*/schedstat before and after the measured
   seconds (the scheduler's run time in ns; /proc's stat, in 10 ms ticks, where the kernel has no
-  schedstat): what the agent's own threads spend on it as well.
+  schedstat): what the agent's own threads spend on it as well;
+- the JVM's resident memory (VmRSS) at the end of the measured seconds.
 
   bench/fresh/run.py [--jdk DIR] [--agent SO] [--jar JAR] [--rate N] [--seconds S] [--warmup S]
                     [--rounds R] [--kind virtual|platform] [--options OPTS]
@@ -53,6 +54,17 @@ def cpu_by_group(pid):
             groups[re.sub(r"[-#]?\d+$", "", st[0])] += ns if ns is not None else st[1] * 1e9 / server.TICK
     return groups
 
+def rss_mib(pid):
+    """The process's resident memory in MiB (VmRSS), None when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
 def run(java, classes, jar, agent, options, mode, rate, seconds, warmup, kind="virtual"):
     """Threads started in the measured seconds, the CPU each group spent in them (after the
     warm-up: the start of the JVM, the agent and the JIT's first compilations left out), and the
@@ -74,9 +86,10 @@ def run(java, classes, jar, agent, options, mode, rate, seconds, warmup, kind="v
     n, wall = int(fields[1]), (int(fields[3]), int(fields[4]))
     time.sleep(1.0)
     groups = cpu_by_group(p.pid)
+    rss = rss_mib(p.pid)
     p.wait()
     groups.subtract(before)
-    return n, groups, wall
+    return n, groups, wall, rss
 
 def main():
     ap = argparse.ArgumentParser()
@@ -103,10 +116,13 @@ def main():
     for r in range(a.rounds):
         for label, agent, mode in (("agent, nothing", a.agent, "nothing"), ("agent, context", a.agent, "context"),
                                    ("no agent, context", None, "context")):
-            n, g, wall = run(java, classes, a.jar, agent, a.options, mode, a.rate, a.seconds, a.warmup, a.kind)
+            n, g, wall, rss = run(java, classes, a.jar, agent, a.options, mode, a.rate, a.seconds,
+                                  a.warmup, a.kind)
             shown = ", ".join(f"{k} {v / n:.0f}" for k, v in g.most_common()
                               if k.startswith(("ForkJoinPool", "jfrctx")) and v > 0)
-            print(f"round {r + 1} {label:18s} threads {n}, task wall ns p50 {wall[0]} p90 {wall[1]}: {shown}")
+            mem = f", RSS {rss:.0f} MiB" if rss is not None else ""
+            print(f"round {r + 1} {label:18s} threads {n}, task wall ns p50 {wall[0]} "
+                  f"p90 {wall[1]}{mem}: {shown}")
 
 if __name__ == "__main__":
     main()
