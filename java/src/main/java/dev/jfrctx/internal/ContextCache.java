@@ -78,6 +78,9 @@ public final class ContextCache {
 
     private static final Entry[] TABLE = new Entry[SLOTS];
 
+    /** The entries of an {@link Entry} that is not in the table (never read). */
+    private static final String[] NO_STRINGS = new String[0];
+
     /** The key declared by {@link #uncached}, or null (almost always: one volatile read per use). */
     private static volatile String uncachedKey;
 
@@ -130,17 +133,20 @@ public final class ContextCache {
      * Remembers that {@code entries} built on {@code base} gives {@code result}.
      *
      * @param base the installed context the entries extended
-     * @param entries the builder's entries (copied)
+     * @param entries the builder's entries (copied when the entry goes into the table)
      * @param result the context built
      * @return the entry, also when it was too large to be cached
      */
     public static Entry put(ContextData base, EntryList entries, ContextData result) {
+        if (result.chars() > MAX_CHARS || base.chars() > MAX_CHARS || isUncached(entries)) {
+            // Only the builder keeps it, as its last result: never compared by content (only
+            // entries in the table are), so no copy of the entries.
+            return new Entry(base, NO_STRINGS, NO_STRINGS, result);
+        }
         int n = entries.size();
         Entry e = new Entry(base, Arrays.copyOf(entries.keys(), n),
                 Arrays.copyOf(entries.values(), n), result);
-        if (result.chars() <= MAX_CHARS && base.chars() <= MAX_CHARS && !isUncached(entries)) {
-            TABLE[index(base, entries)] = e;
-        }
+        TABLE[index(base, entries)] = e;
         return e;
     }
 

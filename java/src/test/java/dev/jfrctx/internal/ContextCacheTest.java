@@ -5,6 +5,7 @@ import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertSame;
 import static org.junit.Assert.assertThrows;
+import static org.junit.Assert.assertTrue;
 
 import org.junit.Test;
 
@@ -39,6 +40,7 @@ public class ContextCacheTest {
         ContextCache.Entry own = ContextCache.put(base, unique, uniqueResult);
         assertNotNull("the builder still gets its own entry", own);
         assertSame(uniqueResult, own.result());
+        assertTrue("its base is what the builder compares it by", own.extendsBase(base));
         assertNull(ContextCache.get(base, entries("endpoint", "/a", UNIQUE, id)));
         // The map that recurs, in the same slot, was not evicted by the unique one.
         assertSame(kept, ContextCache.get(base, entries("endpoint", "/a")));
