@@ -47,6 +47,8 @@ CONFIGS = {
     "otel-jfrctx-off": ("otel-jfrctx-off", "off", "OTel agent + jfrctx (events=cpu), no bridge"),
     "otel-jfrctx": ("otel-jfrctx", "off", "OTel agent + jfrctx + jfrctx-otel.jar: trace/span/endpoint per sample"),
     "otel-jfrctx-root": ("otel-jfrctx-root", "off", "as otel-jfrctx with otel.jfrctx.span=root (one context per request)"),
+    "otel-jfrctx-noids": ("otel-jfrctx-noids", "off",
+                          "as otel-jfrctx with otel.jfrctx.span=none (route and method only: maps recur)"),
     "otel-jfrctx-jni": ("otel-jfrctx", "off", "as otel-jfrctx with spares=off (a JNI registration per first context)"),
     "pyroscope-off": ("pyroscope", "off", "Pyroscope agent (itimer at the same period), no labels"),
     "pyroscope-endpoint": ("pyroscope", "pyroscope-endpoint", "Pyroscope agent, ScopedContext {endpoint}"),
@@ -203,12 +205,14 @@ def one_run(args, cfg, setup, rnd):
             jvm.append(agent)
         jvm += [f"-javaagent:{args.otel_agent}", "-Dotel.service.name=bench", "-Dotel.traces.exporter=none",
                 "-Dotel.metrics.exporter=none", "-Dotel.logs.exporter=none"]
-        if profiler in ("otel-jfrctx", "otel-jfrctx-root"):
+        if profiler in ("otel-jfrctx", "otel-jfrctx-root", "otel-jfrctx-noids"):
             if not args.otel_extension:
                 raise SystemExit(f"run.py: configuration {cfg} needs --otel-extension")
             jvm.append(f"-Dotel.javaagent.extensions={args.otel_extension}")
             if profiler == "otel-jfrctx-root":
                 jvm.append("-Dotel.jfrctx.span=root")
+            elif profiler == "otel-jfrctx-noids":
+                jvm.append("-Dotel.jfrctx.span=none")
     elif profiler == "pyroscope":
         if not args.pyroscope_jar:
             raise SystemExit(f"run.py: configuration {cfg} needs --pyroscope-jar")

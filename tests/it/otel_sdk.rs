@@ -45,21 +45,75 @@ fn classpath() -> &'static Vec<PathBuf> {
 /// sample in its `in_*` methods (CPU in `burn`) must carry exactly the expected merged context.
 #[test]
 fn jdk17_sdk_install_merges_the_applications_context() {
-    sdk_run(false);
+    sdk_run(Ids::Innermost);
 }
 
 /// The same with `-Dotel.jfrctx.span=root`: `span_id` is the root's in the child span too, and
 /// the root span has `pyroscope.profile.id` = its id.
 #[test]
 fn jdk17_sdk_root_span_ids() {
-    sdk_run(true);
+    sdk_run(Ids::Root);
 }
 
-fn sdk_run(root_ids: bool) {
+/// The same with `-Dotel.jfrctx.span=none`: no `trace_id` nor `span_id` on any sample, the root's
+/// attributes still merged with the tenant, and the maps recur: the agent numbers a handful of
+/// contexts for 300 requests, where each span would make its own with ids.
+#[test]
+fn jdk17_sdk_no_span_ids() {
+    sdk_run(Ids::None);
+}
+
+/// Settings the bridge refuses, each with one line naming the problem: `JfrctxOtel.install`
+/// throws (the application decides what to do; `SdkApp` stops), nothing is installed.
+#[test]
+fn jdk17_sdk_bad_span_settings_are_refused() {
+    let _serial = common::serial();
+    let classpath = std::env::join_paths(classpath()).expect("class path");
+    for (args, message) in [
+        (
+            vec!["-Dotel.jfrctx.span=everything"],
+            "jfrctx-otel: otel.jfrctx.span=everything is not one of innermost, root, none",
+        ),
+        (
+            vec!["-Dotel.jfrctx.span=none", "-Dotel.jfrctx.attributes="],
+            "jfrctx-otel: otel.jfrctx.span=none and no otel.jfrctx.attributes: nothing to record",
+        ),
+    ] {
+        let out = JvmRun::new(17)
+            .agent("sink=jsonl:/dev/null")
+            .jvm_args(args.iter().map(|a| a.to_string()))
+            .classpath(classpath.clone())
+            .main("dev.jfrctx.tests.otel.SdkApp")
+            .args(["1"])
+            .timeout(RUN_TIMEOUT)
+            .run();
+        assert!(
+            !out.status.success(),
+            "{args:?} was accepted:\n{}",
+            out.dump()
+        );
+        assert!(out.stderr.contains(message), "{args:?}:\n{}", out.dump());
+    }
+}
+
+/// What `otel.jfrctx.span` is set to.
+#[derive(Clone, Copy, PartialEq)]
+enum Ids {
+    Innermost,
+    Root,
+    None,
+}
+
+fn sdk_run(ids: Ids) {
+    let root_ids = ids == Ids::Root;
     let _serial = common::serial();
     let dir = common::target_dir()
         .join("it-out/otel_sdk")
-        .join(if root_ids { "sdk-root" } else { "sdk" });
+        .join(match ids {
+            Ids::Innermost => "sdk",
+            Ids::Root => "sdk-root",
+            Ids::None => "sdk-none",
+        });
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).expect("mkdir");
     let classpath = std::env::join_paths(classpath()).expect("class path");
@@ -71,8 +125,10 @@ fn sdk_run(root_ids: bool) {
             "-XX:CompileCommand=quiet".to_string(),
             format!("-XX:CompileCommand=dontinline,{app}::burn"),
         ]);
-    if root_ids {
-        jvm = jvm.jvm_arg("-Dotel.jfrctx.span=root");
+    match ids {
+        Ids::Innermost => {}
+        Ids::Root => jvm = jvm.jvm_arg("-Dotel.jfrctx.span=root"),
+        Ids::None => jvm = jvm.jvm_arg("-Dotel.jfrctx.span=none"),
     }
     let out = jvm
         .classpath(classpath)
@@ -124,6 +180,14 @@ fn sdk_run(root_ids: bool) {
             .collect();
         let ok = if method == "in_tenant_only" {
             got.len() == 1 && got.get("tenant").is_some_and(|t| t.starts_with('t'))
+        } else if ids == Ids::None {
+            // Which request a sample belongs to is not on it: the tenant is one of the three.
+            let tenant = got.get("tenant").map(String::as_str);
+            let want_tenant = method != "in_pool"; // the pool thread has none
+            got.len() == 2 + usize::from(want_tenant)
+                && got.get("endpoint").map(String::as_str) == Some("/items/{id}")
+                && got.get("method").map(String::as_str) == Some("GET")
+                && (!want_tenant || matches!(tenant, Some("t0" | "t1" | "t2")))
         } else {
             let trace = got.get("trace_id").cloned().unwrap_or_default();
             match by_trace.get(&trace) {
@@ -170,6 +234,18 @@ fn sdk_run(root_ids: bool) {
     for m in ["in_root", "in_child", "in_pool", "in_tenant_only"] {
         let n = correct.get(m).copied().unwrap_or(0);
         assert!(n >= MIN_PER_METHOD, "{n} correct samples in {m}");
+    }
+    let contexts = out.agent_summary().figure("contexts=");
+    println!("otel sdk: {contexts} contexts numbered for 300 requests");
+    if ids == Ids::None {
+        // Seven maps recur ({tenant} and {tenant, endpoint, method} per tenant, {endpoint,
+        // method}); the facade numbers one again after a GC collected it, but fewer than one
+        // per request, where ids make three per request (root, child, pool).
+        assert!(
+            contexts < 300,
+            "{contexts} contexts for 300 requests:\n{}",
+            out.dump()
+        );
     }
 }
 

@@ -42,16 +42,19 @@ public final class AgentCustomizer implements AutoConfigurationCustomizerProvide
         }
         tried = true;
         RootAttributes attributes;
-        boolean rootIds;
+        SpanIds ids;
         try {
             attributes = RootAttributes.parse(config.getString(JfrctxOtel.ATTRIBUTES_PROPERTY, RootAttributes.DEFAULT));
-            rootIds = JfrctxOtel.rootSpanIds(config.getString(JfrctxOtel.SPAN_PROPERTY));
+            ids = SpanIds.parse(config.getString(JfrctxOtel.SPAN_PROPERTY));
         } catch (IllegalArgumentException e) {
             System.err.println(e.getMessage() + "; jfrctx-otel is off");
             return null;
         }
         try {
-            entries = JfrctxOtel.wrapStorage(attributes, rootIds);
+            entries = JfrctxOtel.wrapStorage(attributes, ids);
+        } catch (IllegalArgumentException e) {
+            System.err.println(e.getMessage() + "; jfrctx-otel is off");
+            return null;
         } catch (IllegalStateException e) {
             System.err.println(e.getMessage() + "; jfrctx-otel's extension is off");
             return null;

@@ -11,7 +11,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * installs that span's jfrctx context ({@code trace_id}, {@code span_id}, the local root's chosen
  * attributes) on the thread, extending whatever jfrctx context the thread had (the application's
  * own entries stay), and the returned scope's {@code close} restores exactly the previous one.
- * Contexts without such a span (the root context, baggage only, a remote parent) leave the
+ * Contexts without such a span (the root context, baggage only, a remote parent), and spans with
+ * nothing to record yet ({@link SpanIds#NONE} before any root attribute is known), leave the
  * thread's jfrctx context as it is: the delegate's scope is returned unwrapped.
  *
  * <p>Per attach of a span already attached before on a thread with the same base context: one
@@ -41,10 +42,11 @@ final class BridgeStorage implements ContextStorage {
         RecordingContext installed = null;
         try {
             SpanEntry e = entries.of(toAttach);
-            if (e == null) {
+            RecordingContext.Builder b = e == null ? null : e.builder();
+            if (b == null) {
                 return inner;
             }
-            installed = e.builder().build();
+            installed = b.build();
             return new BridgeScope(inner, installed);
         } catch (RuntimeException ex) {
             failed(ex);

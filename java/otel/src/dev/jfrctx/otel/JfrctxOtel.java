@@ -28,8 +28,10 @@ public final class JfrctxOtel {
 
     /**
      * The system property (or agent setting) choosing what {@code span_id} names: {@code innermost}
-     * (default: the span current on the thread) or {@code root} (the local root span, which then
-     * also gets the attribute {@code pyroscope.profile.id}: Grafana's traces-to-profiles link).
+     * (default: the span current on the thread), {@code root} (the local root span, which then
+     * also gets the attribute {@code pyroscope.profile.id}: Grafana's traces-to-profiles link), or
+     * {@code none} (neither {@code span_id} nor {@code trace_id}: only the root's attributes, whose
+     * context maps recur, so that no span makes a new one).
      */
     public static final String SPAN_PROPERTY = "otel.jfrctx.span";
 
@@ -40,16 +42,19 @@ public final class JfrctxOtel {
 
     /**
      * Installs the bridge with the root attributes of {@value #ATTRIBUTES_PROPERTY} (system
-     * property; default {@code http.route=endpoint,http.request.method=method}).
+     * property; default {@code http.route=endpoint,http.request.method=method}) and the ids
+     * {@value #SPAN_PROPERTY} chooses (system property; default {@code innermost}).
      *
      * @param builder the tracer provider builder, which gets the bridge's span processor
      * @return {@code builder}
-     * @throws IllegalArgumentException if the attribute setting is malformed
+     * @throws IllegalArgumentException if a setting is malformed, or {@code none} is chosen with
+     *     no attributes
      * @throws IllegalStateException if the bridge was installed before
      */
     public static SdkTracerProviderBuilder install(SdkTracerProviderBuilder builder) {
-        return install(builder, System.getProperty(ATTRIBUTES_PROPERTY, RootAttributes.DEFAULT),
-                rootSpanIds(System.getProperty(SPAN_PROPERTY)));
+        RootAttributes attributes = RootAttributes.parse(System.getProperty(ATTRIBUTES_PROPERTY, RootAttributes.DEFAULT));
+        builder.addSpanProcessor(wrapStorage(attributes, SpanIds.parse(System.getProperty(SPAN_PROPERTY))));
+        return builder;
     }
 
     /**
@@ -68,34 +73,29 @@ public final class JfrctxOtel {
      */
     public static SdkTracerProviderBuilder install(SdkTracerProviderBuilder builder, String attributes,
             boolean rootSpanIds) {
-        builder.addSpanProcessor(wrapStorage(RootAttributes.parse(attributes), rootSpanIds));
+        builder.addSpanProcessor(wrapStorage(RootAttributes.parse(attributes),
+                rootSpanIds ? SpanIds.ROOT : SpanIds.INNERMOST));
         return builder;
     }
 
     /**
-     * The {@value #SPAN_PROPERTY} setting: null or {@code innermost} → false, {@code root} → true.
+     * Wraps the context storage once; returns the span processor to register.
      *
-     * @throws IllegalArgumentException for another value
+     * @throws IllegalArgumentException with {@link SpanIds#NONE} and no attributes: nothing to
+     *     record
      */
-    static boolean rootSpanIds(String setting) {
-        if (setting == null || setting.trim().isEmpty() || setting.trim().equals("innermost")) {
-            return false;
-        }
-        if (setting.trim().equals("root")) {
-            return true;
-        }
-        throw new IllegalArgumentException("jfrctx-otel: " + SPAN_PROPERTY + "=" + setting
-                + " is neither innermost nor root");
-    }
-
-    /** Wraps the context storage once; returns the span processor to register. */
-    static synchronized SpanEntries wrapStorage(RootAttributes config, boolean rootSpanIds) {
+    static synchronized SpanEntries wrapStorage(RootAttributes config, SpanIds ids) {
         if (installed != null) {
             throw new IllegalStateException("jfrctx-otel: the bridge is already installed");
         }
-        SpanEntries entries = new SpanEntries(config, rootSpanIds);
+        if (ids == SpanIds.NONE && config.size() == 0) {
+            throw new IllegalArgumentException("jfrctx-otel: " + SPAN_PROPERTY + "=none and no "
+                    + ATTRIBUTES_PROPERTY + ": nothing to record");
+        }
+        SpanEntries entries = new SpanEntries(config, ids);
         // A span's maps are built by its own builder only: the facade's shared cache of recent
-        // maps would never find them again, and they would evict the application's own.
+        // maps would never find them again, and they would evict the application's own. (With
+        // SpanIds.NONE no map holds span_id: the root attributes' maps recur and are cached.)
         ContextCache.uncached(RootAttributes.SPAN_ID);
         ContextStorage.addWrapper(delegate -> new BridgeStorage(delegate, entries));
         installed = entries;

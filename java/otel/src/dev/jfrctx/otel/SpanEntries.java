@@ -15,9 +15,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * The {@link SpanEntry} of every live local span, keyed by the span object (SDK spans keep
  * identity equality). As a {@link SpanProcessor} it learns each span's local root when the span
  * starts (the parent's root, or the span itself when its parent is absent or remote) and forgets
- * the span when it ends. A span attached without having been seen start (started before the
- * processor was registered) gets its entry on its first attach; such entries, and entries of
- * spans whose end was missed, are swept when the map outgrows {@link #SWEEP_AT}.
+ * the span when it ends. With {@link SpanIds#NONE} a span whose parent has an entry shares it
+ * (the root's attributes are all it records). A span attached without having been seen start
+ * (started before the processor was registered) gets its entry on its first attach; such
+ * entries, and entries of spans whose end was missed, are swept when the map outgrows
+ * {@link #SWEEP_AT}.
  */
 final class SpanEntries implements SpanProcessor {
 
@@ -28,17 +30,21 @@ final class SpanEntries implements SpanProcessor {
     static final AttributeKey<String> PROFILE_ID = AttributeKey.stringKey("pyroscope.profile.id");
 
     private final RootAttributes config;
-    /** {@code span_id} names the local root span (and roots get {@link #PROFILE_ID}), not the innermost span. */
-    private final boolean rootIds;
+    /** Which ids are recorded: with {@link SpanIds#ROOT} roots also get {@link #PROFILE_ID}. */
+    private final SpanIds ids;
 
-    SpanEntries(RootAttributes config, boolean rootIds) {
+    SpanEntries(RootAttributes config, SpanIds ids) {
         this.config = config;
-        this.rootIds = rootIds;
+        this.ids = ids;
     }
 
-    /** The {@code span_id} value for a span of local root {@code root} (null: unknown). */
-    private String idFor(SpanContext own, ReadableSpan root) {
-        return rootIds && root != null ? root.getSpanContext().getSpanId() : own.getSpanId();
+    /** The entry of a span of local root {@code root} (null: unknown). */
+    private SpanEntry entryFor(SpanContext own, ReadableSpan root) {
+        if (ids == SpanIds.NONE) {
+            return new SpanEntry(null, null, root, config);
+        }
+        String spanId = ids == SpanIds.ROOT && root != null ? root.getSpanContext().getSpanId() : own.getSpanId();
+        return new SpanEntry(own.getTraceId(), spanId, root, config);
     }
 
     /**
@@ -66,7 +72,7 @@ final class SpanEntries implements SpanProcessor {
         }
         SpanContext parent = readable.getParentSpanContext();
         ReadableSpan root = !parent.isValid() || parent.isRemote() ? readable : null;
-        SpanEntry e = new SpanEntry(sc.getTraceId(), idFor(sc, root), root, config);
+        SpanEntry e = entryFor(sc, root);
         if (!readable.hasEnded()) {
             SpanEntry raced = entries.putIfAbsent(span, e);
             if (raced != null) {
@@ -102,7 +108,10 @@ final class SpanEntries implements SpanProcessor {
         Span parent = Span.fromContextOrNull(parentContext);
         if (parent != null && parent.getSpanContext().isValid() && !parent.getSpanContext().isRemote()) {
             SpanEntry p = entries.get(parent);
-            if (p != null) {
+            if (p != null && ids == SpanIds.NONE) {
+                entries.put(span, p); // without ids a span records its root's attributes only
+                return;
+            } else if (p != null) {
                 root = p.root();
             } else if (parent instanceof ReadableSpan) {
                 // a parent this processor did not see start: its root is known only when it is one
@@ -112,10 +121,10 @@ final class SpanEntries implements SpanProcessor {
                 root = span; // a parent of another SDK: the span is the first of this one
             }
         }
-        if (rootIds && root == span) {
+        if (ids == SpanIds.ROOT && root == span) {
             span.setAttribute(PROFILE_ID, sc.getSpanId());
         }
-        entries.put(span, new SpanEntry(sc.getTraceId(), idFor(sc, root), root, config));
+        entries.put(span, entryFor(sc, root));
         if (entries.size() > SWEEP_AT) {
             sweep();
         }

@@ -8,8 +8,8 @@ import io.opentelemetry.sdk.trace.ReadableSpan;
 
 /**
  * What one local span puts on a thread while a Context holding it is current: {@code trace_id},
- * {@code span_id} and the chosen attributes of its local root span, as a facade builder built
- * once and reused by every attach (the facade caches the context id per builder and installed
+ * {@code span_id} (both absent with {@link SpanIds#NONE}) and the chosen attributes of its local
+ * root span, as a facade builder built once and reused by every attach (the facade caches the context id per builder and installed
  * context, so a later attach costs no allocation and no call into the agent).
  *
  * <p>The root's attributes may be set after the first attach (instrumentations set
@@ -24,6 +24,7 @@ final class SpanEntry {
 
     private static final String HTTP_ROUTE = "http.route";
 
+    /** Null with {@link SpanIds#NONE}, as {@link #spanId}. */
     private final String traceId;
     private final String spanId;
     /** The local root span whose attributes are read; null when unknown. */
@@ -45,7 +46,10 @@ final class SpanEntry {
         this.settled = root == null || config.size() == 0;
     }
 
-    /** The builder to build on attach; refreshed while the root's attributes are unsettled. */
+    /**
+     * The builder to build on attach; refreshed while the root's attributes are unsettled. Null
+     * when there is nothing to record (no ids, and none of the root's attributes present yet).
+     */
     RecordingContext.Builder builder() {
         RecordingContext.Builder b = builder;
         if (b != null && settled) {
@@ -57,16 +61,22 @@ final class SpanEntry {
     private RecordingContext.Builder refresh(RecordingContext.Builder current) {
         String[] old = values;
         boolean all = true;
+        boolean any = false;
         boolean changed = current == null;
         int n = config.size();
         for (int i = 0; i < n && root != null; i++) {
             String v = value(root, config.attributes.get(i), old == null ? null : old[i]);
             if (v == null) {
                 all = false;
+            } else {
+                any = true;
             }
             if (!changed && !same(v, old[i])) {
                 changed = true;
             }
+        }
+        if (traceId == null && !any) {
+            return null; // no ids and no attribute yet: nothing to record, nothing published
         }
         if (!changed) {
             if (all || root.hasEnded()) {
@@ -75,11 +85,13 @@ final class SpanEntry {
             return current;
         }
         String[] now = new String[n];
-        RecordingContext.Builder b = RecordingContext.where(TRACE_ID, traceId).where(SPAN_ID, spanId);
+        RecordingContext.Builder b = traceId == null ? null
+                : RecordingContext.where(TRACE_ID, traceId).where(SPAN_ID, spanId);
         for (int i = 0; i < n && root != null; i++) {
             now[i] = value(root, config.attributes.get(i), old == null ? null : old[i]);
             if (now[i] != null) {
-                b.where(config.keys.get(i), now[i]);
+                RecordingContextKey key = config.keys.get(i);
+                b = b == null ? RecordingContext.where(key, now[i]) : b.where(key, now[i]);
             }
         }
         values = now;
