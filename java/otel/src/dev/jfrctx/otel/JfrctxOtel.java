@@ -52,8 +52,10 @@ public final class JfrctxOtel {
      * @throws IllegalStateException if the bridge was installed before
      */
     public static SdkTracerProviderBuilder install(SdkTracerProviderBuilder builder) {
-        RootAttributes attributes = RootAttributes.parse(System.getProperty(ATTRIBUTES_PROPERTY, RootAttributes.DEFAULT));
-        builder.addSpanProcessor(wrapStorage(attributes, SpanIds.parse(System.getProperty(SPAN_PROPERTY))));
+        String spec = System.getProperty(ATTRIBUTES_PROPERTY, RootAttributes.DEFAULT);
+        RootAttributes attributes = RootAttributes.parse(spec);
+        SpanIds ids = SpanIds.parse(System.getProperty(SPAN_PROPERTY));
+        builder.addSpanProcessor(wrapStorage(attributes, ids));
         return builder;
     }
 

@@ -43,7 +43,8 @@ final class SpanEntries implements SpanProcessor {
         if (ids == SpanIds.NONE) {
             return new SpanEntry(null, null, root, config);
         }
-        String spanId = ids == SpanIds.ROOT && root != null ? root.getSpanContext().getSpanId() : own.getSpanId();
+        String spanId = ids == SpanIds.ROOT && root != null
+                ? root.getSpanContext().getSpanId() : own.getSpanId();
         return new SpanEntry(own.getTraceId(), spanId, root, config);
     }
 

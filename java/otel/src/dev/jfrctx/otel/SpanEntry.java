@@ -9,8 +9,9 @@ import io.opentelemetry.sdk.trace.ReadableSpan;
 /**
  * What one local span puts on a thread while a Context holding it is current: {@code trace_id},
  * {@code span_id} (both absent with {@link SpanIds#NONE}) and the chosen attributes of its local
- * root span, as a facade builder built once and reused by every attach (the facade caches the context id per builder and installed
- * context, so a later attach costs no allocation and no call into the agent).
+ * root span, as a facade builder built once and reused by every attach (the facade caches the
+ * context id per builder and installed context, so a later attach costs no allocation and no
+ * call into the agent).
  *
  * <p>The root's attributes may be set after the first attach (instrumentations set
  * {@code http.route} once the framework has matched the request). Until every chosen attribute

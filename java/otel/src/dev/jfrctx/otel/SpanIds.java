@@ -34,8 +34,8 @@ enum SpanIds {
             case "none":
                 return NONE;
             default:
-                throw new IllegalArgumentException("jfrctx-otel: " + JfrctxOtel.SPAN_PROPERTY + "=" + setting
-                        + " is not one of innermost, root, none");
+                throw new IllegalArgumentException("jfrctx-otel: " + JfrctxOtel.SPAN_PROPERTY + "="
+                        + setting + " is not one of innermost, root, none");
         }
     }
 }
