@@ -95,10 +95,13 @@ public final class JfrctxOtel {
                     + ATTRIBUTES_PROPERTY + ": nothing to record");
         }
         SpanEntries entries = new SpanEntries(config, ids);
-        // A span's maps are built by its own builder only: the facade's shared cache of recent
-        // maps would never find them again, and they would evict the application's own. (With
-        // SpanIds.NONE no map holds span_id: the root attributes' maps recur and are cached.)
-        ContextCache.uncached(RootAttributes.SPAN_ID);
+        if (ids != SpanIds.NONE) {
+            // A span's maps are built by its own builder only: the facade's shared cache of
+            // recent maps would never find them again, and they would evict the application's
+            // own. Without ids the root attributes' maps recur: they are cached, and no builder
+            // pays the check for the key.
+            ContextCache.uncached(RootAttributes.SPAN_ID);
+        }
         ContextStorage.addWrapper(delegate -> new BridgeStorage(delegate, entries));
         installed = entries;
         return entries;
