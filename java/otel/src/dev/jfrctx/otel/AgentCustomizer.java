@@ -41,18 +41,12 @@ public final class AgentCustomizer implements AutoConfigurationCustomizerProvide
             return entries;
         }
         tried = true;
-        RootAttributes attributes;
-        SpanIds ids;
         try {
-            attributes = RootAttributes.parse(config.getString(JfrctxOtel.ATTRIBUTES_PROPERTY, RootAttributes.DEFAULT));
-            ids = SpanIds.parse(config.getString(JfrctxOtel.SPAN_PROPERTY));
-        } catch (IllegalArgumentException e) {
-            System.err.println(e.getMessage() + "; jfrctx-otel is off");
-            return null;
-        }
-        try {
+            String spec = config.getString(JfrctxOtel.ATTRIBUTES_PROPERTY, RootAttributes.DEFAULT);
+            RootAttributes attributes = RootAttributes.parse(spec);
+            SpanIds ids = SpanIds.parse(config.getString(JfrctxOtel.SPAN_PROPERTY));
             entries = JfrctxOtel.wrapStorage(attributes, ids);
-        } catch (IllegalArgumentException e) {
+        } catch (IllegalArgumentException e) { // a bad setting, or none with nothing to record
             System.err.println(e.getMessage() + "; jfrctx-otel is off");
             return null;
         } catch (IllegalStateException e) {

@@ -53,10 +53,8 @@ public final class JfrctxOtel {
      */
     public static SdkTracerProviderBuilder install(SdkTracerProviderBuilder builder) {
         String spec = System.getProperty(ATTRIBUTES_PROPERTY, RootAttributes.DEFAULT);
-        RootAttributes attributes = RootAttributes.parse(spec);
         SpanIds ids = SpanIds.parse(System.getProperty(SPAN_PROPERTY));
-        builder.addSpanProcessor(wrapStorage(attributes, ids));
-        return builder;
+        return install(builder, RootAttributes.parse(spec), ids);
     }
 
     /**
@@ -75,8 +73,13 @@ public final class JfrctxOtel {
      */
     public static SdkTracerProviderBuilder install(SdkTracerProviderBuilder builder, String attributes,
             boolean rootSpanIds) {
-        builder.addSpanProcessor(wrapStorage(RootAttributes.parse(attributes),
-                rootSpanIds ? SpanIds.ROOT : SpanIds.INNERMOST));
+        SpanIds ids = rootSpanIds ? SpanIds.ROOT : SpanIds.INNERMOST;
+        return install(builder, RootAttributes.parse(attributes), ids);
+    }
+
+    private static SdkTracerProviderBuilder install(SdkTracerProviderBuilder builder,
+            RootAttributes attributes, SpanIds ids) {
+        builder.addSpanProcessor(wrapStorage(attributes, ids));
         return builder;
     }
 
