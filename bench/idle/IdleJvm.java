@@ -17,8 +17,7 @@ public final class IdleJvm {
         RecordingStream stream = null;
         if (args[1].equals("jfr")) {
             stream = new RecordingStream();
-            Duration period = Duration.ofMillis(Long.getLong("period", 20));
-            stream.enable("jdk.ExecutionSample").withPeriod(period);
+            stream.enable("jdk.ExecutionSample").withPeriod(Duration.ofMillis(Long.getLong("period", 20)));
             stream.onEvent("jdk.ExecutionSample", e -> { });
             stream.startAsync();
         }
