@@ -210,6 +210,7 @@ unsafe extern "C" fn vm_init(
         set_filter: native_set_filter as *mut c_void,
         set_listening: native_set_listening as *mut c_void,
         poll_samples: native_poll_samples as *mut c_void,
+        wake: native_wake as *mut c_void,
     };
     // SAFETY: JVMTI passes the VMInit thread's live JNIEnv.
     unsafe {
@@ -418,6 +419,16 @@ extern "system" fn native_spare_queue<'l>(
             // agent has seen its claimer's release and drained it (as for `register`), and Java
             // writes it only after taking and claiming it.
             Ok(natives::spare_queue())
+        })
+        .resolve::<ThrowRuntimeExAndDefault>()
+}
+
+/// `Natives.wake()`: a ring is half full and not drained; the worker runs a round now.
+extern "system" fn native_wake<'l>(mut unowned: EnvUnowned<'l>, _class: JClass<'l>) {
+    unowned
+        .with_env(|_env| -> Result<(), JniError> {
+            natives::wake();
+            Ok(())
         })
         .resolve::<ThrowRuntimeExAndDefault>()
 }

@@ -27,6 +27,7 @@ pub struct NativeFns {
     pub set_filter: *mut std::ffi::c_void,
     pub set_listening: *mut std::ffi::c_void,
     pub poll_samples: *mut std::ffi::c_void,
+    pub wake: *mut std::ffi::c_void,
 }
 
 const BRIDGE: &JNIStr = jni_str!("dev/jfrctx/agent/StreamBridge");
@@ -190,6 +191,7 @@ fn register_natives(env: &mut Env<'_>, fns: &NativeFns) -> Result<(), String> {
                 jni_str!("(J)[B"),
                 fns.poll_samples,
             ),
+            NativeMethod::from_raw_parts(jni_str!("wake"), jni_str!("()V"), fns.wake),
         ]
     };
     // SAFETY: the descriptors above are valid for the Natives class's declared methods.

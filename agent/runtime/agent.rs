@@ -22,7 +22,7 @@ use parking_lot::Mutex;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::thread::JoinHandle;
+use std::thread::{JoinHandle, Thread};
 use std::time::Duration;
 
 /// A transition is published at most this long after its timestamp is read (see join.rs).
@@ -39,6 +39,8 @@ pub(super) struct Agent {
     core: Mutex<Core>,
     stop: AtomicBool,
     worker: Mutex<Option<JoinHandle<()>>>,
+    /// The worker's thread, for `Natives.wake` (set once it is spawned).
+    worker_thread: OnceLock<Thread>,
     /// The JFR stream was started at VMInit (so VMDeath has one to stop).
     stream_started: AtomicBool,
 }
@@ -52,6 +54,16 @@ impl std::ops::Deref for Agent {
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
+
+impl Agent {
+    /// Ends the worker's sleep now (its next round starts at once; a no-op while it runs one,
+    /// apart from making its next sleep return at once).
+    pub(super) fn wake_worker(&self) {
+        if let Some(t) = self.worker_thread.get() {
+            t.unpark();
+        }
+    }
+}
 
 pub(super) fn agent() -> Option<&'static Agent> {
     AGENT.get()
@@ -126,6 +138,7 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), AgentError> {
         core: Mutex::new(core),
         stop: AtomicBool::new(false),
         worker: Mutex::new(None),
+        worker_thread: OnceLock::new(),
         stream_started: AtomicBool::new(false),
     };
     AGENT.set(agent).map_err(|_| AgentError::LoadedTwice)
@@ -140,6 +153,7 @@ pub fn on_vm_init(env: &mut Env<'_>, fns: &NativeFns) -> Result<(), AgentError> 
         .name("jfrctx-worker".into())
         .spawn(move || worker_loop(interval))
         .map_err(AgentError::Worker)?;
+    let _ = a.worker_thread.set(handle.thread().clone());
     *a.worker.lock() = Some(handle);
     let events = crate::core::events::bridge_config(
         &a.config.events,
@@ -253,9 +267,13 @@ fn shutdown(a: &Agent) {
 fn worker_loop(interval: Duration) {
     let Some(a) = agent() else { return };
     let mut panics = 0;
-    // Adaptive pace (`crate::runtime::pace`): shorter sleeps while a ring fills fast, back to `interval`
-    // when quiet.
+    // Adaptive pace (`crate::runtime::pace`): shorter sleeps while a ring fills fast, back to
+    // `interval` when quiet, longer while idle (not in live mode, whose rounds follow its flushes).
     let configured = i64::try_from(interval.as_nanos()).unwrap_or(i64::MAX);
+    let idle_max = match a.config.latency {
+        crate::core::events::Latency::Live { .. } => configured,
+        _ => crate::runtime::pace::idle_max_ns(configured),
+    };
     let mut sleep = configured;
     let mut last_drain: Option<i64> = None;
     while !a.stop.load(Ordering::Acquire) {
@@ -266,15 +284,17 @@ fn worker_loop(interval: Duration) {
         let result = catch_unwind(AssertUnwindSafe(|| {
             let mut core = a.core.lock();
             core.round(a, false);
-            (core.joiner.watermark(), core.joiner.peak_fill())
+            (core.joiner.watermark(), core.joiner.peak_fill(), core.idle)
         }));
-        if let Ok((drained_at, fill)) = result {
+        if let Ok((drained_at, fill, idle)) = result {
             let elapsed = match (last_drain, drained_at) {
                 (Some(before), Some(now)) => now.saturating_sub(before),
                 _ => 0,
             };
             last_drain = drained_at;
-            sleep = crate::runtime::pace::next_sleep_ns(configured, sleep, elapsed, fill);
+            sleep = crate::runtime::pace::next_round_sleep_ns(
+                configured, idle_max, sleep, elapsed, fill, idle,
+            );
         }
         if result.is_err() {
             // What the round had taken out of the queues may be lost; everything else (rings,

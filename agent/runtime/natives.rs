@@ -104,6 +104,15 @@ pub fn spare_queue() -> i64 {
     }
 }
 
+/// `Natives.wake`: a thread found its ring half full and undrained at a half lap (the worker
+/// may be in a long idle sleep, see `crate::runtime::pace`): the worker runs a round now, before
+/// the rest of the ring is overwritten, and its pace then follows the ring's fill.
+pub fn wake() {
+    if let Some(a) = agent() {
+        a.wake_worker();
+    }
+}
+
 /// `Natives.grow` and `Natives.growAddress`: the sole holder of ring `handle` moves to a ring
 /// of `capacity` entries (the worker asked for it, see `join::growth`); None when refused (not
 /// running, another facade copy holds the ring too, an unknown handle) or when `wrap`, given the

@@ -40,6 +40,9 @@ pub(crate) struct Core {
     pub(super) spares_taken: u64,
     /// Context definitions the repository refused (logged once).
     pub(super) definition_errors: u64,
+    /// The last round found no entry in any ring and no ring come or gone (the worker's pace
+    /// then stretches its sleep, `crate::runtime::pace`).
+    pub(super) idle: bool,
 }
 
 /// Histories and released ids are pruned at most this often (not every round): pruning visits
@@ -72,6 +75,7 @@ impl Core {
             pruned_at: None,
             spares_taken: 0,
             definition_errors: 0,
+            idle: false,
         }
     }
 
@@ -80,9 +84,10 @@ impl Core {
         let now = monotonic_ns();
         // Spares claimed since the last look become their threads' rings (queued as `New`).
         a.with_rings(|_, _| ());
-        self.apply_ring_events(a, now);
+        let mut events = self.apply_ring_events(a, now);
         self.joiner.drain(now);
         let retired = self.joiner.take_retired();
+        events += retired.len();
         if !retired.is_empty() {
             // Virtual threads handed their rings back through the header (no JNI call): one
             // holder gone per hand-back, as `Natives.release`.
@@ -96,7 +101,8 @@ impl Core {
                 }
             });
         }
-        self.apply_ring_events(a, now);
+        events += self.apply_ring_events(a, now);
+        self.idle = events == 0 && self.joiner.peak_fill() == 0.0;
         if !last && a.spares_wanted.load(Ordering::Relaxed) {
             // After the releases: the spares reuse the memory of the rings just dropped.
             a.adopt_and_top_up(&mut self.spares_taken);
@@ -151,9 +157,11 @@ impl Core {
         let _ = self.out.listener.flush();
     }
 
-    /// Applies the queued ring events, in the registry's order.
-    fn apply_ring_events(&mut self, a: &Shared, now: i64) {
+    /// Applies the queued ring events, in the registry's order; returns how many.
+    fn apply_ring_events(&mut self, a: &Shared, now: i64) -> usize {
+        let mut applied = 0;
         while let Some(e) = a.ring_events.pop() {
+            applied += 1;
             match e {
                 RingEvent::New(ring) => self.joiner.add_ring(ring),
                 RingEvent::Released(handle) => {
@@ -164,6 +172,7 @@ impl Core {
                 }
             }
         }
+        applied
     }
 
     fn join_pending(&mut self, a: &Shared, last: bool) {

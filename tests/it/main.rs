@@ -23,6 +23,7 @@ mod exit_paths;
 mod faults;
 mod filter_listener;
 mod ground_truth;
+mod idle_burst;
 mod jfr_file;
 mod long_wait;
 mod multi_copy;

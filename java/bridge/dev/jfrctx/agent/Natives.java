@@ -78,6 +78,12 @@ public final class Natives {
     public static native long growAddress(long handle, int capacity);
 
     /**
+     * Wakes the agent's worker for a round now: the calling thread found half its ring written
+     * and not yet drained (the worker may be in a long sleep while every ring was idle).
+     */
+    public static native void wake();
+
+    /**
      * The owner of the ring with this handle is gone.
      *
      * @param handle the ring's handle

@@ -62,6 +62,8 @@ public final class ThreadLog {
      * next transition adopts it first.
      */
     private long grownAt;
+    /** The ring's {@code tail} when this log last woke the agent ({@link #halfLap}); -1: never. */
+    private long wokeAt = -1;
     private ByteBuffer grown;
     private int mask;
     private final long handle;
@@ -267,14 +269,41 @@ public final class ThreadLog {
         }
         long previous = n == this.n ? SAME : writtenByAnother(n);
         this.n = n + 1;
-        if (((n + 1) & mask) == 0 && growthAsked()) { // at a lap, when the agent asked
-            try {
-                lapped(id);
-            } catch (StackOverflowError | OutOfMemoryError e) {
-                // Written already; a bigger ring from the agent is adopted by the next transition.
-            }
+        if (((n + 1) & (mask >>> 1)) == 0 && halfLapDue(n + 1)) { // every half lap, a few loads
+            halfLap(n + 1, id);
         }
         return previous;
+    }
+
+    /**
+     * At a half lap: whether {@link #halfLap} has something to do. Small and inlined, so that the
+     * out-of-line part stays cold (a hot call would be inlined and make this method too big for
+     * C2 to inline into the facade's switches, whose scope objects would then escape).
+     */
+    private boolean halfLapDue(long next) {
+        long tail = word(TAIL);
+        return (next - tail > (mask >>> 1) && tail != wokeAt) || ((next & mask) == 0 && growthAsked());
+    }
+
+    /**
+     * Out of line, at a half lap when {@link #halfLapDue}: wakes the agent's worker when half the
+     * ring is written and not drained (it may be in a long sleep while every ring was idle, and
+     * would otherwise find the oldest entries overwritten), once until it drains again, and at a
+     * lap moves to a bigger ring when the agent asked.
+     */
+    private void halfLap(long next, long id) {
+        try {
+            long tail = word(TAIL);
+            if (next - tail > (mask >>> 1) && tail != wokeAt) {
+                wokeAt = tail; // once per drain: an agent that drains no more is not called again
+                AgentLink.wake();
+            }
+            if ((next & mask) == 0 && growthAsked()) { // at a lap, when the agent asked
+                lapped(id);
+            }
+        } catch (StackOverflowError | OutOfMemoryError e) {
+            // Written already; a bigger ring from the agent is adopted by the next transition.
+        }
     }
 
     /** Whether the agent asked for a bigger ring (read once per lap, a few instructions). */

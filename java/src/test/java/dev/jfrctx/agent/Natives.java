@@ -194,6 +194,15 @@ public final class Natives {
         RELEASED_HANDLES.add(handle);
     }
 
+    /** Calls of {@link #wake} so far. */
+    public static final java.util.concurrent.atomic.AtomicInteger WAKES =
+            new java.util.concurrent.atomic.AtomicInteger();
+
+    /** Counts the call (the agent would end its worker's sleep). */
+    public static void wake() {
+        WAKES.incrementAndGet();
+    }
+
     /**
      * Not used by the facade.
      *

@@ -37,6 +37,7 @@ public final class AgentModeMain {
         reclamation(otherThread);
         check(!Natives.RELEASED_IDS.contains(1L), "id 1 is still held by a snapshot");
         switchesAllocateNothing(kept);
+        halfFullRingWakesTheAgent();
         ringGrowsWhenAsked();
         privateContextsAreReleasedAtClose();
         refusedRegistration();
@@ -233,6 +234,35 @@ public final class AgentModeMain {
     /** The main thread's ring now: the first one, or the last it grew to. */
     private static ByteBuffer currentRing() {
         return Natives.GROWN.isEmpty() ? Natives.RINGS.get(0) : Natives.GROWN.get(Natives.GROWN.size() - 1);
+    }
+
+    /**
+     * At a half lap with half the ring undrained (the fake agent's {@code tail} word stays where
+     * this test puts it) the facade wakes the agent, once per tail; with the ring drained as it
+     * goes, never.
+     */
+    private static void halfFullRingWakesTheAgent() {
+        ByteBuffer ring = currentRing();
+        long drained = ring.getLong(0) / 2;
+        ring.putLong(8, drained); // tail: as if the agent had just drained everything
+        int before = Natives.WAKES.get();
+        for (int i = 0; i < 8; i++) { // 16 transitions: a whole lap of the 16-entry ring
+            try (RecordingContext c = RecordingContext.where(K, "wake").build()) {
+                check(c != null, "built");
+            }
+        }
+        // At least one half lap (every 8) found 8 or more undrained; the next ones found the same
+        // tail, which a wake already answered.
+        equal(1, Natives.WAKES.get() - before, "one wake while the ring stays undrained");
+        before = Natives.WAKES.get();
+        for (int i = 0; i < 16; i++) {
+            ring.putLong(8, ring.getLong(0) / 2); // drained before each transition
+            RecordingContext c = RecordingContext.where(K, "wake").build();
+            ring.putLong(8, ring.getLong(0) / 2);
+            c.close();
+        }
+        equal(0, Natives.WAKES.get() - before, "no wake while the agent keeps up");
+        ring.putLong(8, 0);
     }
 
     /** The agent asks for a bigger ring in the header: the facade moves at its next lap. */
