@@ -4,12 +4,13 @@
 #   scripts/bench.sh            full run: JMH hot path (JDK 17 and 25), application overhead
 #                               (no JFR / JFR alone / jfrctx, interleaved rounds), criterion join
 #                               throughput, loom model check of the ring, server benchmark
-#                               (embedded Tomcat under load, bench/server). About 45 minutes.
+#                               (embedded Tomcat under load, bench/server), an idle JVM's cost
+#                               (bench/idle). About 50 minutes.
 #   scripts/bench.sh --smoke    each harness for a few seconds (CI): < 3 minutes, no loom; the
 #                               server benchmark only JFR alone and jfrctx {endpoint, request}
 #                               on JDK 17, 1 s warm-up + 2 s each (≈ 20 s), no peer.
 #
-# Other options: --no-jmh --no-overhead --no-criterion --no-loom --no-server, --jdks "17 25"
+# Other options: --no-jmh --no-overhead --no-criterion --no-loom --no-server --no-idle, --jdks "17 25"
 # (JMH JDKs), --rounds N (overhead and server rounds), --out DIR (default
 # bench/results/<timestamp>[-smoke]), --server-only (= every --no-* but the server),
 # --server-configs LIST, --server-setups "17:platform 21:virtual" (see bench/server/run.py),
@@ -38,6 +39,7 @@ run_overhead=1
 run_criterion=1
 run_loom=1
 run_server=1
+run_idle=1
 server_configs=""
 server_setups=""
 server_warmup_opt=""
@@ -54,7 +56,8 @@ while [ $# -gt 0 ]; do
         --no-criterion) run_criterion=0 ;;
         --no-loom) run_loom=0 ;;
         --no-server) run_server=0 ;;
-        --server-only) run_jmh=0; run_overhead=0; run_criterion=0; run_loom=0 ;;
+        --no-idle) run_idle=0 ;;
+        --server-only) run_jmh=0; run_overhead=0; run_criterion=0; run_loom=0; run_idle=0 ;;
         --server-configs) server_configs="$2"; shift ;;
         --server-setups) server_setups="$2"; shift ;;
         --server-warmup) server_warmup_opt="$2"; shift ;;
@@ -285,6 +288,17 @@ if [ "$run_server" = 1 ]; then
     fi
 fi
 
+# ---- 6. an idle JVM: none / JFR alone / jfrctx ----------------------------------------------
+if [ "$run_idle" = 1 ]; then
+    idle_args=(--rounds "${rounds:-2}")
+    [ "$smoke" = 1 ] && idle_args=(--rounds 1 --seconds 2 --warmup 2)
+    say "idle JVM (bench/idle): ${idle_args[*]}"
+    if ! python3 bench/idle/run.py --agent "$agent" "${idle_args[@]}" >"$out/idle.log" 2>&1; then
+        tail -n 20 "$out/idle.log" >&2
+        failures+=("idle JVM")
+    fi
+fi
+
 # ---- summary ---------------------------------------------------------------------------------
 echo "loadavg at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$out/machine.txt"
 echo "elapsed: $((SECONDS - t_start)) s" >> "$out/machine.txt"
@@ -292,6 +306,9 @@ python3 bench/summarize.py "$out" | tee "$out/summary.txt"
 if [ -f "$out/server-summary.txt" ]; then
     { echo; echo "5. server benchmark (bench/server): embedded Tomcat 10.1, 8 connections, 5 endpoints"
       cat "$out/server-summary.txt"; } | tee -a "$out/summary.txt"
+fi
+if [ -f "$out/idle.log" ]; then
+    { echo; echo "6. an idle JVM (bench/idle)"; grep '^median' "$out/idle.log"; } | tee -a "$out/summary.txt"
 fi
 if [ "${#failures[@]}" -gt 0 ]; then
     printf 'bench.sh: FAILED: %s\n' "${failures[@]}" >&2
