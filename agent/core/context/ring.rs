@@ -53,6 +53,8 @@ pub const ALIGN: usize = 64;
 
 // Word (i64) indices of the header fields.
 const HEAD: usize = 0;
+/// Header word 1: entries consumed so far, stored by [`Ring::drain`]; the Java producer reads it
+/// at half laps and wakes the worker (`Natives.wake`) when half the ring is beyond it.
 const TAIL: usize = 1;
 /// Header word 2: `t + 1` once Java thread `t` took this ring as a spare (see [`Ring::spare`]),
 /// 0 before (and always 0 on a ring registered through `Natives.register`). Written once by the

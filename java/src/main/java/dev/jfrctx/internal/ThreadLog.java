@@ -26,6 +26,7 @@ public final class ThreadLog {
 
     /** Byte offsets of the header fields. */
     static final int HEAD = 0;
+    /** The agent's drain position (entries consumed), read at half laps ({@link #halfLapDue}). */
     static final int TAIL = 8;
     /** Header word 2: a spare's claim (the claimer's thread id + 1), see {@code RingPool}. */
     static final int CLAIM = 16;
