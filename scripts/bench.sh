@@ -10,8 +10,8 @@
 #                               server benchmark only JFR alone and jfrctx {endpoint, request}
 #                               on JDK 17, 1 s warm-up + 2 s each (≈ 20 s), no peer.
 #
-# Other options: --no-jmh --no-overhead --no-criterion --no-loom --no-server --no-idle, --jdks "17 25"
-# (JMH JDKs), --rounds N (overhead and server rounds), --out DIR (default
+# Other options: --no-jmh --no-overhead --no-criterion --no-loom --no-server --no-idle,
+# --jdks "17 25" (JMH JDKs), --rounds N (overhead and server rounds), --out DIR (default
 # bench/results/<timestamp>[-smoke]), --server-only (= every --no-* but the server),
 # --server-configs LIST, --server-setups "17:platform 21:virtual" (see bench/server/run.py),
 # --server-warmup S and --server-measure S (seconds per server JVM: 10 and 15 by default),
@@ -66,7 +66,7 @@ while [ $# -gt 0 ]; do
         --jdks) jdks="$2"; shift ;;
         --rounds) rounds="$2"; shift ;;
         --out) out="$2"; shift ;;
-        -h|--help) sed -n '2,25p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
     shift
@@ -308,7 +308,8 @@ if [ -f "$out/server-summary.txt" ]; then
       cat "$out/server-summary.txt"; } | tee -a "$out/summary.txt"
 fi
 if [ -f "$out/idle.log" ]; then
-    { echo; echo "6. an idle JVM (bench/idle)"; grep '^median' "$out/idle.log"; } | tee -a "$out/summary.txt"
+    { echo; echo "6. an idle JVM (bench/idle)"; grep '^median' "$out/idle.log"; } \
+        | tee -a "$out/summary.txt"
 fi
 if [ "${#failures[@]}" -gt 0 ]; then
     printf 'bench.sh: FAILED: %s\n' "${failures[@]}" >&2

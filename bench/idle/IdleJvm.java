@@ -17,7 +17,8 @@ public final class IdleJvm {
         RecordingStream stream = null;
         if (args[1].equals("jfr")) {
             stream = new RecordingStream();
-            stream.enable("jdk.ExecutionSample").withPeriod(Duration.ofMillis(Long.getLong("period", 20)));
+            Duration period = Duration.ofMillis(Long.getLong("period", 20));
+            stream.enable("jdk.ExecutionSample").withPeriod(period);
             stream.onEvent("jdk.ExecutionSample", e -> { });
             stream.startAsync();
         }

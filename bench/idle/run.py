@@ -82,7 +82,8 @@ def main():
     ap.add_argument("--period", type=int, default=20)
     a = ap.parse_args()
     if not a.jdk or not a.javac_jdk:
-        sys.exit("run.py: set JFRCTX_JDK25 and JFRCTX_JDK17 (source scripts/jdks.sh) or pass --jdk/--javac-jdk")
+        sys.exit("run.py: set JFRCTX_JDK25 and JFRCTX_JDK17 (source scripts/jdks.sh) "
+                 "or pass --jdk/--javac-jdk")
     classes = tempfile.mkdtemp(prefix="jfrctx-idle-")
     subprocess.run([os.path.join(a.javac_jdk, "bin/javac"), "--release", "17", "-d", classes,
                     os.path.join(here, "IdleJvm.java")], check=True)
@@ -91,7 +92,8 @@ def main():
     if a.base_agent:
         configs.append(("jfrctx-base", a.base_agent, "none"))
     total = {c[0]: [] for c in configs}
-    print(f"an idle JVM, {a.seconds} s measured after {a.warmup} s; CPU µs per second by thread group")
+    print(f"an idle JVM, {a.seconds} s measured after {a.warmup} s; "
+          "CPU µs per second by thread group")
     for r in range(a.rounds):
         for label, agent, mode in configs:
             g, woke = run(java, classes, agent, mode, a.period, a.seconds, a.warmup)
@@ -101,7 +103,8 @@ def main():
             per_s = {k: v / a.seconds / 1000 for k, v in by.items()}
             total[label].append(sum(per_s.values()))
             shown = ", ".join(f"{k} {per_s.get(k, 0):.0f}" for k in ("JVM", "JFR", "jfrctx"))
-            own = sorted(((v, k) for k, v in g.items() if group(k) == "jfrctx" and v > 0), reverse=True)
+            own = sorted(((v, k) for k, v in g.items() if group(k) == "jfrctx" and v > 0),
+                         reverse=True)
             if own:
                 shown += " (" + ", ".join(f"{k} {v / a.seconds / 1000:.0f}" for v, k in own) + ")"
             wk = f", worker wake-ups/s {woke / a.seconds:.0f}" if woke is not None else ""

@@ -19,7 +19,8 @@ public final class IdleBurst {
         long quietMs = Long.parseLong(args[1]);
         int pairs = Integer.parseInt(args[2]);
         long spinNs = Long.parseLong(args[3]);
-        RecordingContext.Builder burst = RecordingContext.where(RecordingContextKey.forName("gt"), "burst");
+        RecordingContextKey key = RecordingContextKey.forName("gt");
+        RecordingContext.Builder burst = RecordingContext.where(key, "burst");
         long transitions = 0;
         for (int c = 0; c < cycles; c++) {
             Thread.sleep(quietMs);

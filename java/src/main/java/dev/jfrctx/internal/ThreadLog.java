@@ -283,7 +283,8 @@ public final class ThreadLog {
      */
     private boolean halfLapDue(long next) {
         long tail = word(TAIL);
-        return (next - tail > (mask >>> 1) && tail != wokeAt) || ((next & mask) == 0 && growthAsked());
+        return (next - tail > (mask >>> 1) && tail != wokeAt)
+                || ((next & mask) == 0 && growthAsked());
     }
 
     /**
