@@ -63,8 +63,11 @@ public final class ThreadLog {
      * next transition adopts it first.
      */
     private long grownAt;
-    /** The ring's {@code tail} when this log last woke the agent ({@link #halfLap}); -1: never. */
-    private long wokeAt = -1;
+    /**
+     * The low 32 bits of the ring's {@code tail} when this log last woke the agent
+     * ({@link #halfLap}); -1: never. An int keeps this object at 64 bytes (a long made it 72).
+     */
+    private int wokeAt = -1;
     private ByteBuffer grown;
     private int mask;
     private final long handle;
@@ -283,7 +286,7 @@ public final class ThreadLog {
      */
     private boolean halfLapDue(long next) {
         long tail = word(TAIL);
-        return (next - tail > (mask >>> 1) && tail != wokeAt)
+        return (next - tail > (mask >>> 1) && (int) tail != wokeAt)
                 || ((next & mask) == 0 && growthAsked());
     }
 
@@ -296,8 +299,8 @@ public final class ThreadLog {
     private void halfLap(long next, long id) {
         try {
             long tail = word(TAIL);
-            if (next - tail > (mask >>> 1) && tail != wokeAt) {
-                wokeAt = tail; // once per drain: an agent that drains no more is not called again
+            if (next - tail > (mask >>> 1) && (int) tail != wokeAt) {
+                wokeAt = (int) tail; // once per drain: an agent no longer draining is not called
                 AgentLink.wake();
             }
             if ((next & mask) == 0 && growthAsked()) { // at a lap, when the agent asked
