@@ -211,6 +211,7 @@ unsafe extern "C" fn vm_init(
         set_listening: native_set_listening as *mut c_void,
         poll_samples: native_poll_samples as *mut c_void,
         wake: native_wake as *mut c_void,
+        wake_word: native_wake_word as *mut c_void,
     };
     // SAFETY: JVMTI passes the VMInit thread's live JNIEnv.
     unsafe {
@@ -423,7 +424,23 @@ extern "system" fn native_spare_queue<'l>(
         .resolve::<ThrowRuntimeExAndDefault>()
 }
 
-/// `Natives.wake()`: a ring is half full and not drained; the worker runs a round now.
+/// `Natives.wakeWord()`: the worker's long-sleep word as a direct buffer (null with an exception
+/// pending when the buffer cannot be made).
+extern "system" fn native_wake_word<'l>(
+    mut unowned: EnvUnowned<'l>,
+    _class: JClass<'l>,
+) -> JObject<'l> {
+    unowned
+        .with_env(|env| -> Result<JObject<'l>, JniError> {
+            let (ptr, len) = natives::wake_word();
+            // SAFETY: (ptr, len) is a static atomic word: allocated for the whole process.
+            Ok(unsafe { direct_buffer(env, ptr, len) })
+        })
+        .resolve::<ThrowRuntimeExAndDefault>()
+}
+
+/// `Natives.wake()`: a thread reached a half lap while the worker slept long; it runs a round
+/// now.
 extern "system" fn native_wake<'l>(mut unowned: EnvUnowned<'l>, _class: JClass<'l>) {
     unowned
         .with_env(|_env| -> Result<(), JniError> {

@@ -213,6 +213,8 @@ pub struct Joiner {
     retired: Vec<(u64, u64)>,
     /// Memory of forgotten threads' histories, for new threads' (at most `KEEP_STORAGE`).
     storage: Vec<Storage>,
+    /// Whether `drain` sets each ring's wake hint (the worker is about to sleep long) or clears it.
+    wake_hint: bool,
 }
 
 /// Forgotten histories' memory kept for new threads: a thread-per-request server forgets and
@@ -284,6 +286,7 @@ impl Joiner {
             peak_fill: 0.0,
             retired: Vec::new(),
             storage: Vec::new(),
+            wake_hint: false,
         }
     }
 
@@ -388,6 +391,12 @@ impl Joiner {
         self.release_ring(handle, now_ns)
     }
 
+    /// Whether the next drains set each ring's wake hint ([`Ring::hint_wake`]): while the worker's
+    /// long-sleep word is set (see `crate::runtime::pace`).
+    pub fn set_wake_hint(&mut self, on: bool) {
+        self.wake_hint = on;
+    }
+
     /// Drains every ring into its thread's history. `now_ns` is the clock read at the start of
     /// the round (see the module docs); it becomes the watermark.
     pub fn drain(&mut self, now_ns: i64) {
@@ -406,6 +415,7 @@ impl Joiner {
                     .push((ring.handle(), retired - state.retired_seen));
                 state.retired_seen = retired;
             }
+            ring.hint_wake(self.wake_hint);
             self.scratch.clear();
             let outcome = ring.drain(&mut self.scratch);
             // `head - tail` at this drain, lost entries included.

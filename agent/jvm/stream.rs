@@ -28,6 +28,7 @@ pub struct NativeFns {
     pub set_listening: *mut std::ffi::c_void,
     pub poll_samples: *mut std::ffi::c_void,
     pub wake: *mut std::ffi::c_void,
+    pub wake_word: *mut std::ffi::c_void,
 }
 
 const BRIDGE: &JNIStr = jni_str!("dev/jfrctx/agent/StreamBridge");
@@ -192,6 +193,11 @@ fn register_natives(env: &mut Env<'_>, fns: &NativeFns) -> Result<(), String> {
                 fns.poll_samples,
             ),
             NativeMethod::from_raw_parts(jni_str!("wake"), jni_str!("()V"), fns.wake),
+            NativeMethod::from_raw_parts(
+                jni_str!("wakeWord"),
+                jni_str!("()Ljava/nio/ByteBuffer;"),
+                fns.wake_word,
+            ),
         ]
     };
     // SAFETY: the descriptors above are valid for the Natives class's declared methods.

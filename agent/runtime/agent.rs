@@ -12,6 +12,7 @@ use crate::jvm::stream::{self, NativeFns};
 use crate::options;
 use crate::runtime::error::AgentError;
 use crate::runtime::faults::{install_panic_hook, parse_test_panic, take_panic, TEST_PANIC};
+use crate::runtime::pace;
 use crate::runtime::state::{Shared, KEEP_BLOCKS, LOADED, RUNNING, STOPPED};
 use crate::runtime::worker::Core;
 use crate::sink::listener;
@@ -55,12 +56,20 @@ impl std::ops::Deref for Agent {
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
 
+/// Non-zero while the worker sleeps longer than `drain` (its idle stretch,
+/// `crate::runtime::pace`). Every thread reads it at the half laps of its ring (the facade's
+/// `WorkerWake`, through `Natives.wakeWord`: hence a static, whose address never changes) and
+/// calls `Natives.wake` when it is set.
+pub(super) static LONG_SLEEP: AtomicU64 = AtomicU64::new(0);
+
 impl Agent {
-    /// Ends the worker's sleep now (its next round starts at once; a no-op while it runs one,
-    /// apart from making its next sleep return at once).
+    /// Clears [`LONG_SLEEP`] and, when it was set, ends the worker's sleep now (its next round
+    /// starts at once): the first of the threads that saw the word makes the call count.
     pub(super) fn wake_worker(&self) {
-        if let Some(t) = self.worker_thread.get() {
-            t.unpark();
+        if LONG_SLEEP.swap(0, Ordering::SeqCst) != 0 {
+            if let Some(t) = self.worker_thread.get() {
+                t.unpark();
+            }
         }
     }
 }
@@ -272,15 +281,24 @@ fn worker_loop(interval: Duration) {
     let configured = i64::try_from(interval.as_nanos()).unwrap_or(i64::MAX);
     let idle_max = match a.config.latency {
         crate::core::events::Latency::Live { .. } => configured,
-        _ => crate::runtime::pace::idle_max_ns(configured),
+        _ => pace::idle_max_ns(configured),
     };
     let mut sleep = configured;
     let mut last_drain: Option<i64> = None;
+    let mut told_rounds = 0u32;
+    // The word as the worker left it after its last round (a thread's wake clears it since).
+    let mut left_told = false;
     while !a.stop.load(Ordering::Acquire) {
         std::thread::park_timeout(Duration::from_nanos(sleep as u64));
         if a.stop.load(Ordering::Acquire) {
             break;
         }
+        let told = LONG_SLEEP.load(Ordering::Acquire) != 0;
+        told_rounds = if told {
+            told_rounds.saturating_add(1)
+        } else {
+            0
+        };
         let result = catch_unwind(AssertUnwindSafe(|| {
             let mut core = a.core.lock();
             core.round(a, false);
@@ -292,9 +310,22 @@ fn worker_loop(interval: Duration) {
                 _ => 0,
             };
             last_drain = drained_at;
-            sleep = crate::runtime::pace::next_round_sleep_ns(
-                configured, idle_max, sleep, elapsed, fill, idle,
-            );
+            let told_now = LONG_SLEEP.load(Ordering::Acquire) != 0;
+            let woken = left_told && !told_now;
+            let (how, word) =
+                pace::long_sleep(idle_max > configured, idle, told_rounds, told_now, woken);
+            left_told = match word {
+                pace::Word::Set => {
+                    LONG_SLEEP.store(1, Ordering::SeqCst);
+                    true
+                }
+                pace::Word::Clear => {
+                    LONG_SLEEP.store(0, Ordering::SeqCst);
+                    false
+                }
+                pace::Word::Keep => told_now,
+            };
+            sleep = pace::next_round_sleep_ns(configured, idle_max, sleep, elapsed, fill, how);
         }
         if result.is_err() {
             // What the round had taken out of the queues may be lost; everything else (rings,

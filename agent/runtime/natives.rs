@@ -104,9 +104,16 @@ pub fn spare_queue() -> i64 {
     }
 }
 
-/// `Natives.wake`: a thread found its ring half full and undrained at a half lap (the worker
-/// may be in a long idle sleep, see `crate::runtime::pace`): the worker runs a round now, before
-/// the rest of the ring is overwritten, and its pace then follows the ring's fill.
+/// `Natives.wakeWord`: the worker's long-sleep word (`crate::runtime::agent::LONG_SLEEP`) as
+/// its address and length, for a read-only direct buffer; a static, so it never moves or ends.
+pub fn wake_word() -> (*mut u8, usize) {
+    let word = &crate::runtime::agent::LONG_SLEEP;
+    (word.as_ptr().cast(), std::mem::size_of::<u64>())
+}
+
+/// `Natives.wake`: a thread reached a half lap of its ring while the worker was in a long idle
+/// sleep (see `crate::runtime::pace`): the word is cleared and the worker runs a round now, with
+/// at least half the ring still free, and its pace then follows the ring's fill.
 pub fn wake() {
     if let Some(a) = agent() {
         a.wake_worker();

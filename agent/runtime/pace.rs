@@ -9,13 +9,14 @@
 //! configured interval, doubling per round, once every ring stayed under a sixteenth. Between the
 //! two it keeps its pace (hysteresis: a steady rate does not make it oscillate).
 //!
-//! Idle stretch: each round is a timed wake-up, ≈ 30–40 µs of CPU on a small VM even with nothing
-//! to do (3 ms a second at 10 ms). After a round that found no entry in any ring and no ring come
-//! or gone, the sleep doubles, up to [`IDLE_STRETCH`] times the configured interval; the first
-//! round with anything to do returns to the configured pace. A ring that fills during the long
-//! sleep does not wait for it: its thread wakes the worker when it finds half the ring undrained
-//! at a half lap (`Natives.wake`, `ThreadLog.transition`), so a burst after a quiet spell loses
-//! no more than one at the configured pace would.
+//! Idle stretch: each round is a timed wake-up, ≈ 30–50 µs of CPU on a small VM even with
+//! nothing to do (mostly the kernel's switch to the thread; 3–5 ms a second at 10 ms). After a
+//! round that found no entry in any ring and no ring come or gone, the worker sets its long-sleep
+//! word; once every ring carries the wake hint ([`long_sleep`]) the sleep doubles, up to
+//! [`IDLE_STRETCH`] times the configured interval; the first round with anything to do clears the
+//! word and returns to the configured pace. A thread that writes during the long sleep does not
+//! wait for it: at the next half lap of its ring it finds the hint and wakes the worker
+//! (`Natives.wake`, `ThreadLog.transition`), with half a ring to spare.
 
 /// Shortest sleep between two rounds.
 pub const MIN_SLEEP_NS: i64 = 250_000;
@@ -39,8 +40,10 @@ pub fn idle_max_ns(configured_ns: i64) -> i64 {
         .max(configured_ns)
 }
 
-/// [`next_sleep_ns`] with the idle stretch: after an `idle` round (no entry found in any ring, no
-/// ring come or gone) the sleep doubles up to `idle_max_ns`; after any other round it is what
+/// [`next_sleep_ns`] with the idle stretch, by [`long_sleep`]'s `pace`: [`Pace::Stretch`] doubles
+/// the sleep up to `idle_max_ns`; [`Pace::Hurry`] (a thread woke the worker: its ring is filling
+/// after a long sleep, at a rate the fill over that sleep does not tell) is the shortest sleep,
+/// from which the adaptive pace relaxes as the fills allow; [`Pace::Usual`] is what
 /// [`next_sleep_ns`] says, never above the configured interval.
 pub fn next_round_sleep_ns(
     configured_ns: i64,
@@ -48,15 +51,74 @@ pub fn next_round_sleep_ns(
     current_ns: i64,
     elapsed_ns: i64,
     peak_fill: f64,
-    idle: bool,
+    pace: Pace,
 ) -> i64 {
-    if idle {
-        let max = idle_max_ns.max(configured_ns.max(1));
-        return current_ns
-            .saturating_mul(2)
-            .clamp(MIN_SLEEP_NS.min(configured_ns.max(1)), max);
+    let min = MIN_SLEEP_NS.min(configured_ns.max(1));
+    match pace {
+        Pace::Stretch => {
+            let max = idle_max_ns.max(configured_ns.max(1));
+            current_ns.saturating_mul(2).clamp(min, max)
+        }
+        Pace::Hurry => min,
+        Pace::Usual => next_sleep_ns(configured_ns, current_ns, elapsed_ns, peak_fill),
     }
-    next_sleep_ns(configured_ns, current_ns, elapsed_ns, peak_fill)
+}
+
+/// What the worker does with its long-sleep word after a round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Word {
+    /// Set it: the threads are told before any long sleep starts.
+    Set,
+    /// Clear it: the round had something to do.
+    Clear,
+    /// Leave it as it is.
+    Keep,
+}
+
+/// How the sleep after a round is chosen, see [`next_round_sleep_ns`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// The adaptive pace up to the configured interval.
+    Usual,
+    /// Longer: the threads are told and every ring is idle.
+    Stretch,
+    /// The shortest: a thread woke the worker.
+    Hurry,
+}
+
+/// After a round: how the next sleep is chosen, and what becomes of the word.
+/// `can_stretch`: not in live mode; `idle`: the round found nothing; `told_rounds`: rounds in a
+/// row, this one included, that began with the word set (each such round's drain set the wake
+/// hint of every ring, `Ring::hint_wake`); `told_now`: the word is set now; `woken`: the worker
+/// left the word set after its last round and a thread has cleared it since (`Natives.wake`).
+///
+/// An idle round with the word clear sets it and keeps the configured pace. The next round sets
+/// every ring's hint; the one after it, still at the usual interval, drains whatever a thread
+/// wrote before it could see its hint. Only then, if idle and still told, does the sleep stretch;
+/// a thread that writes after that sees its hint at its next half lap and wakes the worker, and
+/// the rounds after a wake hurry: the ring is filling at a rate the long sleep does not tell.
+pub fn long_sleep(
+    can_stretch: bool,
+    idle: bool,
+    told_rounds: u32,
+    told_now: bool,
+    woken: bool,
+) -> (Pace, Word) {
+    if woken {
+        return (Pace::Hurry, Word::Keep);
+    }
+    if !can_stretch || !idle {
+        return (Pace::Usual, if told_now { Word::Clear } else { Word::Keep });
+    }
+    if told_rounds == 0 {
+        return (Pace::Usual, if told_now { Word::Keep } else { Word::Set });
+    }
+    let pace = if told_rounds >= 2 && told_now {
+        Pace::Stretch
+    } else {
+        Pace::Usual
+    };
+    (pace, Word::Keep)
 }
 
 /// Sleep before the next round. `configured_ns`: the `drain` option; `current_ns`: the sleep
@@ -88,6 +150,67 @@ mod tests {
     use super::*;
 
     const MS: i64 = 1_000_000;
+
+    #[test]
+    fn the_word_is_set_two_rounds_before_the_sleep_stretches() {
+        // Idle, word clear: set it, keep the pace.
+        assert_eq!(
+            long_sleep(true, true, 0, false, false),
+            (Pace::Usual, Word::Set)
+        );
+        // The round that set the rings' hints: still the usual pace.
+        assert_eq!(
+            long_sleep(true, true, 1, true, false),
+            (Pace::Usual, Word::Keep)
+        );
+        // Idle again after that: stretch, as long as the word stays set.
+        assert_eq!(
+            long_sleep(true, true, 2, true, false),
+            (Pace::Stretch, Word::Keep)
+        );
+        assert_eq!(
+            long_sleep(true, true, 9, true, false),
+            (Pace::Stretch, Word::Keep)
+        );
+    }
+
+    #[test]
+    fn a_threads_wake_hurries_the_next_round() {
+        // A thread cleared the word during the sleep or the round: its ring is filling.
+        assert_eq!(
+            long_sleep(true, false, 0, false, true),
+            (Pace::Hurry, Word::Keep)
+        );
+        assert_eq!(
+            long_sleep(true, true, 3, false, true),
+            (Pace::Hurry, Word::Keep)
+        );
+        let max = idle_max_ns(10 * MS);
+        assert_eq!(
+            next_round_sleep_ns(10 * MS, max, max, max, 0.5, Pace::Hurry),
+            MIN_SLEEP_NS
+        );
+    }
+
+    #[test]
+    fn work_or_live_mode_clears_the_word() {
+        assert_eq!(
+            long_sleep(true, false, 3, true, false),
+            (Pace::Usual, Word::Clear)
+        );
+        assert_eq!(
+            long_sleep(true, false, 0, false, false),
+            (Pace::Usual, Word::Keep)
+        );
+        assert_eq!(
+            long_sleep(false, true, 0, false, false),
+            (Pace::Usual, Word::Keep)
+        );
+        assert_eq!(
+            long_sleep(false, true, 1, true, false),
+            (Pace::Usual, Word::Clear)
+        );
+    }
 
     #[test]
     fn quiet_rings_keep_the_configured_interval() {
@@ -182,7 +305,7 @@ mod tests {
         let mut sleep = 10 * MS;
         let mut steps = Vec::new();
         for _ in 0..6 {
-            sleep = next_round_sleep_ns(10 * MS, max, sleep, sleep, 0.0, true);
+            sleep = next_round_sleep_ns(10 * MS, max, sleep, sleep, 0.0, Pace::Stretch);
             steps.push(sleep / MS);
         }
         assert_eq!(steps, vec![20, 40, 80, 100, 100, 100]);
@@ -195,15 +318,15 @@ mod tests {
         let max = idle_max_ns(10 * MS);
         // Anything drained or a ring come or gone: at most the configured interval at once.
         assert_eq!(
-            next_round_sleep_ns(10 * MS, max, 100 * MS, 100 * MS, 0.01, false),
+            next_round_sleep_ns(10 * MS, max, 100 * MS, 100 * MS, 0.01, Pace::Usual),
             10 * MS
         );
-        // A ring half full after a long sleep (its thread woke the worker): much sooner.
-        let next = next_round_sleep_ns(10 * MS, max, 100 * MS, 30 * MS, 0.5, false);
+        // A ring half full: sooner.
+        let next = next_round_sleep_ns(10 * MS, max, 100 * MS, 30 * MS, 0.5, Pace::Usual);
         assert_eq!(next, (30.0 * MS as f64 * TARGET_FILL / 0.5) as i64);
         // Without the stretch (live mode passes the configured interval as the maximum).
         assert_eq!(
-            next_round_sleep_ns(10 * MS, 10 * MS, 10 * MS, 10 * MS, 0.0, true),
+            next_round_sleep_ns(10 * MS, 10 * MS, 10 * MS, 10 * MS, 0.0, Pace::Stretch),
             10 * MS
         );
     }

@@ -53,8 +53,6 @@ pub const ALIGN: usize = 64;
 
 // Word (i64) indices of the header fields.
 const HEAD: usize = 0;
-/// Header word 1: entries consumed so far, stored by [`Ring::drain`]; the Java producer reads it
-/// at half laps and wakes the worker (`Natives.wake`) when half the ring is beyond it.
 const TAIL: usize = 1;
 /// Header word 2: `t + 1` once Java thread `t` took this ring as a spare (see [`Ring::spare`]),
 /// 0 before (and always 0 on a ring registered through `Natives.register`). Written once by the
@@ -63,9 +61,16 @@ const CLAIM: usize = 2;
 const CAPACITY: usize = 3;
 const THREAD_ID: usize = 4;
 const HANDLE: usize = 5;
-/// Header word 6: a capacity the agent asks the producer to move to (0: none), see
-/// [`Ring::request_growth`].
+/// Header word 6, the producer's attention word, written by the worker only and read by the
+/// producer at each half lap: its low 32 bits a capacity the agent asks the producer to move to
+/// (0: none), see [`Ring::request_growth`]; bit [`WAKE_HINT`] set while the worker sleeps long.
 const GROW: usize = 6;
+/// Bit of header word 6 set by the worker while it sleeps longer than its drain interval (every
+/// ring idle): the producer then wakes it at its next half lap (`Natives.wake`), see
+/// [`Ring::hint_wake`].
+pub const WAKE_HINT: i64 = 1 << 62;
+/// The capacity bits of header word 6.
+const GROW_CAPACITY: i64 = 0xFFFF_FFFF;
 /// Rings grow on request up to this many entries (1 MiB): at 1 M transitions a second, 65 ms of a
 /// descheduled worker.
 pub const MAX_GROWN_CAPACITY: usize = 1 << 16;
@@ -321,12 +326,31 @@ impl Ring {
     /// Asks the producer to move to a ring of `capacity` entries (it does so at its next lap,
     /// through `Natives.grow`). Only the worker calls it.
     pub fn request_growth(&self, capacity: usize) {
-        self.word(GROW).store(capacity as i64, Ordering::Relaxed);
+        let word = self.word(GROW);
+        let hint = word.load(Ordering::Relaxed) & WAKE_HINT;
+        word.store(hint | (capacity as i64 & GROW_CAPACITY), Ordering::Relaxed);
     }
 
     /// The capacity asked for by [`Ring::request_growth`], 0 when none.
     pub fn growth_requested(&self) -> usize {
-        self.word(GROW).load(Ordering::Relaxed).max(0) as usize
+        (self.word(GROW).load(Ordering::Relaxed) & GROW_CAPACITY) as usize
+    }
+
+    /// Sets or clears [`WAKE_HINT`] (a store only when it changes: the header's line is the
+    /// producer's). Only the worker calls it, at its drains.
+    pub fn hint_wake(&self, on: bool) {
+        let word = self.word(GROW);
+        let was = word.load(Ordering::Relaxed);
+        if (was & WAKE_HINT != 0) != on {
+            word.store(
+                if on {
+                    was | WAKE_HINT
+                } else {
+                    was & !WAKE_HINT
+                },
+                Ordering::Relaxed,
+            );
+        }
     }
 
     /// How many times the producer handed this ring back by writing the header (instead of a

@@ -346,3 +346,23 @@ fn blocks_beyond_the_kept_number_are_freed() {
     let plain = Ring::new(16, 1, 3);
     assert!(!plain.is_pooled());
 }
+
+#[test]
+fn the_wake_hint_and_a_growth_request_share_the_word_without_mixing() {
+    let ring = Ring::new(16, 1, 1);
+    ring.hint_wake(true);
+    assert_eq!(ring.growth_requested(), 0, "the hint is not a capacity");
+    ring.request_growth(64);
+    assert_eq!(ring.growth_requested(), 64);
+    assert_ne!(
+        ring.word(GROW).load(Ordering::Relaxed) & WAKE_HINT,
+        0,
+        "kept by the request"
+    );
+    ring.hint_wake(false);
+    assert_eq!(
+        ring.word(GROW).load(Ordering::Relaxed),
+        64,
+        "cleared, the request kept"
+    );
+}

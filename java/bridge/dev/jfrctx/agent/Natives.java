@@ -78,8 +78,16 @@ public final class Natives {
     public static native long growAddress(long handle, int capacity);
 
     /**
-     * Wakes the agent's worker for a round now: the calling thread found half its ring written
-     * and not yet drained (the worker may be in a long sleep while every ring was idle).
+     * The agent's long-sleep word (8 bytes, native order, read-only): non-zero while its worker
+     * sleeps longer than the drain interval because every ring was idle.
+     *
+     * @return the word as a direct buffer
+     */
+    public static native ByteBuffer wakeWord();
+
+    /**
+     * Clears the long-sleep word and wakes the agent's worker for a round now: the calling thread
+     * reached a half lap of its ring while the word was set.
      */
     public static native void wake();
 

@@ -75,8 +75,6 @@ public final class AgentLink {
      * null otherwise (an older agent: rings grow through {@link #GROW}).
      */
     private static final MethodHandle GROW_ADDRESS;
-    /** {@code Natives.wake()}; null with an older agent (its worker then never sleeps long). */
-    private static final MethodHandle WAKE;
 
     /**
      * {@code Natives.setFilter(String)}, {@code Natives.setListening(boolean, long)} and
@@ -181,7 +179,6 @@ public final class AgentLink {
         GROW_ADDRESS = live && RING_TRANSITION != null
                 ? optional(natives, "growAddress", MethodType.methodType(long.class, long.class, int.class))
                 : null;
-        WAKE = live ? optional(natives, "wake", MethodType.methodType(void.class)) : null;
         MethodHandle take = null;
         MethodHandle joined = null;
         MethodHandle left = null;
@@ -411,22 +408,6 @@ public final class AgentLink {
             LEFT.invokeExact(handle);
         } catch (Throwable t) {
             fail("RingPool.left", t);
-        }
-    }
-
-    /**
-     * Wakes the agent's worker for a round now ({@code Natives.wake}): the calling thread found
-     * half its ring undrained. Called after the transition was written, so a failure changes
-     * nothing recorded: it disables the link as any other.
-     */
-    static void wake() {
-        if (!live || WAKE == null) {
-            return;
-        }
-        try {
-            WAKE.invokeExact();
-        } catch (Throwable t) {
-            fail("Natives.wake", t);
         }
     }
 

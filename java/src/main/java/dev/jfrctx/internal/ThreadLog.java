@@ -26,7 +26,6 @@ public final class ThreadLog {
 
     /** Byte offsets of the header fields. */
     static final int HEAD = 0;
-    /** The agent's drain position (entries consumed), read at half laps ({@link #halfLapDue}). */
     static final int TAIL = 8;
     /** Header word 2: a spare's claim (the claimer's thread id + 1), see {@code RingPool}. */
     static final int CLAIM = 16;
@@ -39,8 +38,15 @@ public final class ThreadLog {
     private static final VarHandle LONGS =
             MethodHandles.byteBufferViewVarHandle(long[].class, ByteOrder.nativeOrder());
 
-    /** The header word where the agent asks for a bigger ring (capacity, 0: none). */
+    /**
+     * The header's attention word, written by the agent only: its low 32 bits a capacity it asks
+     * this ring to move to (0: none), bit {@link #WAKE_HINT} set while its worker sleeps long.
+     */
     static final int GROW = 48;
+    /** The capacity bits of the attention word. */
+    static final long GROW_CAPACITY = 0xFFFF_FFFFL;
+    /** The attention word's bit that asks for {@code Natives.wake} ({@link WorkerWake}). */
+    static final long WAKE_HINT = 1L << 62;
 
     /** Word indices (byte offset / 8) of the fields written per transition. */
     private static final int HEAD_WORD = HEAD / 8;
@@ -63,11 +69,6 @@ public final class ThreadLog {
      * next transition adopts it first.
      */
     private long grownAt;
-    /**
-     * The low 32 bits of the ring's {@code tail} when this log last woke the agent
-     * ({@link #halfLap}); -1: never. An int keeps this object at 64 bytes (a long made it 72).
-     */
-    private int wokeAt = -1;
     private ByteBuffer grown;
     private int mask;
     private final long handle;
@@ -238,6 +239,9 @@ public final class ThreadLog {
             AgentLink.joined(log.handle);
         }
         log.release = Reclamation.releaseRingWhenUnreachable(log, log.handle, owned);
+        if (WorkerWake.asleep()) { // a ring the worker has not seen: it cannot carry the hint
+            WorkerWake.wake();
+        }
         return log;
     }
 
@@ -273,58 +277,53 @@ public final class ThreadLog {
         }
         long previous = n == this.n ? SAME : writtenByAnother(n);
         this.n = n + 1;
-        if (((n + 1) & (mask >>> 1)) == 0 && halfLapDue(n + 1)) { // every half lap, a few loads
+        if (((n + 1) & (mask >>> 1)) == 0 && attention()) { // every half lap, one load
             halfLap(n + 1, id);
         }
         return previous;
     }
 
     /**
-     * At a half lap: whether {@link #halfLap} has something to do. Small and inlined, so that the
-     * out-of-line part stays cold (a hot call would be inlined and make this method too big for
-     * C2 to inline into the facade's switches, whose scope objects would then escape).
+     * At a half lap: whether {@link #halfLap} has something to do, from the header's attention
+     * word, which only the agent writes: a capacity it asks this ring to move to, or
+     * {@link #WAKE_HINT} while its worker sleeps long. One load, inlined; both are rare, so the
+     * call stays cold and out of line (were it inlined, {@code transition} would compile too big
+     * for C2 to inline into the facade's switches, whose scope objects would then escape).
      */
-    private boolean halfLapDue(long next) {
-        long tail = word(TAIL);
-        return (next - tail > (mask >>> 1) && (int) tail != wokeAt)
-                || ((next & mask) == 0 && growthAsked());
+    private boolean attention() {
+        return attentionWord() != 0;
+    }
+
+    /** The header's attention word (growth request and wake hint). */
+    private long attentionWord() {
+        long a = address;
+        if (AgentLink.RING_GET != null && a != 0) {
+            try {
+                return (long) AgentLink.RING_GET.invokeExact(a + GROW);
+            } catch (Throwable t) { // cannot happen: it only reads memory
+                return 0;
+            }
+        }
+        return words.get(GROW_WORD);
     }
 
     /**
-     * Out of line, at a half lap when {@link #halfLapDue}: wakes the agent's worker when half the
-     * ring is written and not drained (it may be in a long sleep while every ring was idle, and
-     * would otherwise find the oldest entries overwritten), once until it drains again, and at a
-     * lap moves to a bigger ring when the agent asked.
+     * Out of line, when {@link #attention} says so: wakes the agent's worker from its long sleep
+     * (only while its word still says so: the first thread's call clears it, so a burst on many
+     * threads makes one or a few calls), and at a lap moves to a bigger ring when the agent asked.
      */
     private void halfLap(long next, long id) {
         try {
-            long tail = word(TAIL);
-            if (next - tail > (mask >>> 1) && (int) tail != wokeAt) {
-                wokeAt = (int) tail; // once per drain: an agent no longer draining is not called
-                AgentLink.wake();
+            long word = attentionWord();
+            if ((word & WAKE_HINT) != 0 && WorkerWake.asleep()) {
+                WorkerWake.wake();
             }
-            if ((next & mask) == 0 && growthAsked()) { // at a lap, when the agent asked
+            if ((next & mask) == 0 && (word & GROW_CAPACITY) > mask + 1L) {
                 lapped(id);
             }
         } catch (StackOverflowError | OutOfMemoryError e) {
             // Written already; a bigger ring from the agent is adopted by the next transition.
         }
-    }
-
-    /** Whether the agent asked for a bigger ring (read once per lap, a few instructions). */
-    private boolean growthAsked() {
-        long want;
-        long a = address;
-        if (AgentLink.RING_GET != null && a != 0) {
-            try {
-                want = (long) AgentLink.RING_GET.invokeExact(a + GROW);
-            } catch (Throwable t) { // cannot happen: it only reads memory
-                return false;
-            }
-        } else {
-            want = words.get(GROW_WORD);
-        }
-        return want > mask + 1L;
     }
 
     /**
@@ -334,7 +333,7 @@ public final class ThreadLog {
      * shares the ring): stays.
      */
     private void lapped(long id) {
-        long want = word(GROW);
+        long want = word(GROW) & GROW_CAPACITY;
         if (want <= mask + 1L || want > Integer.MAX_VALUE) {
             return;
         }

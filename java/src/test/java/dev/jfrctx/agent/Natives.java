@@ -198,9 +198,19 @@ public final class Natives {
     public static final java.util.concurrent.atomic.AtomicInteger WAKES =
             new java.util.concurrent.atomic.AtomicInteger();
 
-    /** Counts the call (the agent would end its worker's sleep). */
+    /** The worker's long-sleep word (set by the test, as by the agent's worker). */
+    public static final ByteBuffer WAKE_WORD =
+            ByteBuffer.allocateDirect(8).order(ByteOrder.nativeOrder());
+
+    /** The agent's word for {@code WorkerWake}. */
+    public static ByteBuffer wakeWord() {
+        return WAKE_WORD;
+    }
+
+    /** Counts the call and clears the word, as the agent does before it ends its worker's sleep. */
     public static void wake() {
         WAKES.incrementAndGet();
+        WAKE_WORD.putLong(0, 0);
     }
 
     /**

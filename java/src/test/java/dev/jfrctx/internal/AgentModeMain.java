@@ -237,32 +237,32 @@ public final class AgentModeMain {
     }
 
     /**
-     * At a half lap with half the ring undrained (the fake agent's {@code tail} word stays where
-     * this test puts it) the facade wakes the agent, once per tail; with the ring drained as it
-     * goes, never.
+     * While the agent's worker sleeps long (its word set, the ring's attention word carrying the
+     * wake hint, as its drains leave them) the next half lap (every 8 transitions on the 16-entry
+     * ring) wakes it, and the wake clears the word: one call however many half laps follow until
+     * the agent clears the hint; with the word or the hint clear, none.
      */
     private static void halfFullRingWakesTheAgent() {
         ByteBuffer ring = currentRing();
-        long drained = ring.getLong(0) / 2;
-        ring.putLong(8, drained); // tail: as if the agent had just drained everything
         int before = Natives.WAKES.get();
-        for (int i = 0; i < 8; i++) { // 16 transitions: a whole lap of the 16-entry ring
+        Natives.WAKE_WORD.putLong(0, 1); // the word without the hint: not this ring's business
+        buildAndClose(16); // 32 transitions: four half laps
+        equal(0, Natives.WAKES.get() - before, "no wake without the ring's hint");
+        ring.putLong(ThreadLog.GROW, ThreadLog.WAKE_HINT);
+        buildAndClose(16);
+        equal(1, Natives.WAKES.get() - before, "one wake, at the first half lap");
+        equal(0L, Natives.WAKE_WORD.getLong(0), "the wake cleared the word");
+        buildAndClose(16);
+        equal(1, Natives.WAKES.get() - before, "none once the worker is awake");
+        ring.putLong(ThreadLog.GROW, 0);
+    }
+
+    private static void buildAndClose(int times) {
+        for (int i = 0; i < times; i++) {
             try (RecordingContext c = RecordingContext.where(K, "wake").build()) {
                 check(c != null, "built");
             }
         }
-        // At least one half lap (every 8) found 8 or more undrained; the next ones found the same
-        // tail, which a wake already answered.
-        equal(1, Natives.WAKES.get() - before, "one wake while the ring stays undrained");
-        before = Natives.WAKES.get();
-        for (int i = 0; i < 16; i++) {
-            ring.putLong(8, ring.getLong(0) / 2); // drained before each transition
-            RecordingContext c = RecordingContext.where(K, "wake").build();
-            ring.putLong(8, ring.getLong(0) / 2);
-            c.close();
-        }
-        equal(0, Natives.WAKES.get() - before, "no wake while the agent keeps up");
-        ring.putLong(8, 0);
     }
 
     /** The agent asks for a bigger ring in the header: the facade moves at its next lap. */
