@@ -590,6 +590,8 @@ impl Joiner {
 mod tests;
 
 #[cfg(test)]
+mod attention_tests;
+#[cfg(test)]
 mod cursor_tests;
 #[cfg(test)]
 mod window_tests;

@@ -336,6 +336,11 @@ impl Ring {
         (self.word(GROW).load(Ordering::Relaxed) & GROW_CAPACITY) as usize
     }
 
+    /// Whether [`WAKE_HINT`] is set.
+    pub fn wake_hinted(&self) -> bool {
+        self.word(GROW).load(Ordering::Relaxed) & WAKE_HINT != 0
+    }
+
     /// Sets or clears [`WAKE_HINT`] (a store only when it changes: the header's line is the
     /// producer's). Only the worker calls it, at its drains.
     pub fn hint_wake(&self, on: bool) {
