@@ -38,7 +38,8 @@ final class WorkerWake {
                         MethodType.methodType(ByteBuffer.class));
                 wake = lookup.findStatic(natives, "wake", MethodType.methodType(void.class));
                 word = (ByteBuffer) wordOf.invokeExact();
-                if (word != null && AgentLink.BUFFER_ADDRESS != null && AgentLink.RING_GET != null) {
+                boolean writer = AgentLink.BUFFER_ADDRESS != null && AgentLink.RING_GET != null;
+                if (word != null && writer) {
                     address = (long) AgentLink.BUFFER_ADDRESS.invokeExact(word);
                 }
             } catch (Throwable absent) {
