@@ -301,6 +301,8 @@ fn worker_loop(interval: Duration) {
         };
         let result = catch_unwind(AssertUnwindSafe(|| {
             let mut core = a.core.lock();
+            // While the word is set, this round's drain tells every ring (`pace::long_sleep`).
+            core.joiner.set_wake_hint(told);
             core.round(a, false);
             (core.joiner.watermark(), core.joiner.peak_fill(), core.idle)
         }));

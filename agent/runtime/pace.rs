@@ -152,64 +152,34 @@ mod tests {
     const MS: i64 = 1_000_000;
 
     #[test]
-    fn the_word_is_set_two_rounds_before_the_sleep_stretches() {
-        // Idle, word clear: set it, keep the pace.
-        assert_eq!(
-            long_sleep(true, true, 0, false, false),
-            (Pace::Usual, Word::Set)
-        );
-        // The round that set the rings' hints: still the usual pace.
-        assert_eq!(
-            long_sleep(true, true, 1, true, false),
-            (Pace::Usual, Word::Keep)
-        );
-        // Idle again after that: stretch, as long as the word stays set.
-        assert_eq!(
-            long_sleep(true, true, 2, true, false),
-            (Pace::Stretch, Word::Keep)
-        );
-        assert_eq!(
-            long_sleep(true, true, 9, true, false),
-            (Pace::Stretch, Word::Keep)
-        );
-    }
-
-    #[test]
-    fn a_threads_wake_hurries_the_next_round() {
-        // A thread cleared the word during the sleep or the round: its ring is filling.
-        assert_eq!(
-            long_sleep(true, false, 0, false, true),
-            (Pace::Hurry, Word::Keep)
-        );
-        assert_eq!(
-            long_sleep(true, true, 3, false, true),
-            (Pace::Hurry, Word::Keep)
-        );
+    fn the_long_sleep_word_and_pace_after_each_kind_of_round() {
+        use Pace::*;
+        use Word::*;
+        // (can_stretch, idle, told_rounds, told_now, woken) → (pace, word)
+        let table = [
+            // Idle, word clear: set it, keep the pace.
+            ((true, true, 0, false, false), (Usual, Set)),
+            // The round that set the rings' hints: still the usual pace.
+            ((true, true, 1, true, false), (Usual, Keep)),
+            // Idle again after that: stretch, as long as the word stays set.
+            ((true, true, 2, true, false), (Stretch, Keep)),
+            ((true, true, 9, true, false), (Stretch, Keep)),
+            // A thread cleared the word during the sleep or the round: its ring is filling.
+            ((true, false, 0, false, true), (Hurry, Keep)),
+            ((true, true, 3, false, true), (Hurry, Keep)),
+            // Work, or live mode: the word is cleared (or stays clear).
+            ((true, false, 3, true, false), (Usual, Clear)),
+            ((true, false, 0, false, false), (Usual, Keep)),
+            ((false, true, 0, false, false), (Usual, Keep)),
+            ((false, true, 1, true, false), (Usual, Clear)),
+        ];
+        for ((can, idle, rounds, now, woken), expected) in table {
+            let got = long_sleep(can, idle, rounds, now, woken);
+            assert_eq!(got, expected, "{:?}", (can, idle, rounds, now, woken));
+        }
         let max = idle_max_ns(10 * MS);
-        assert_eq!(
-            next_round_sleep_ns(10 * MS, max, max, max, 0.5, Pace::Hurry),
-            MIN_SLEEP_NS
-        );
-    }
-
-    #[test]
-    fn work_or_live_mode_clears_the_word() {
-        assert_eq!(
-            long_sleep(true, false, 3, true, false),
-            (Pace::Usual, Word::Clear)
-        );
-        assert_eq!(
-            long_sleep(true, false, 0, false, false),
-            (Pace::Usual, Word::Keep)
-        );
-        assert_eq!(
-            long_sleep(false, true, 0, false, false),
-            (Pace::Usual, Word::Keep)
-        );
-        assert_eq!(
-            long_sleep(false, true, 1, true, false),
-            (Pace::Usual, Word::Clear)
-        );
+        let hurry = next_round_sleep_ns(10 * MS, max, max, max, 0.5, Hurry);
+        assert_eq!(hurry, MIN_SLEEP_NS);
     }
 
     #[test]

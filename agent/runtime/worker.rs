@@ -85,9 +85,6 @@ impl Core {
         // Spares claimed since the last look become their threads' rings (queued as `New`).
         a.with_rings(|_, _| ());
         let mut events = self.apply_ring_events(a, now);
-        // While the long-sleep word is set every ring's producer is told too (`pace::long_sleep`).
-        let told = super::agent::LONG_SLEEP.load(Ordering::Acquire) != 0;
-        self.joiner.set_wake_hint(told);
         self.joiner.drain(now);
         let retired = self.joiner.take_retired();
         events += retired.len();

@@ -277,44 +277,25 @@ public final class ThreadLog {
         }
         long previous = n == this.n ? SAME : writtenByAnother(n);
         this.n = n + 1;
-        if (((n + 1) & (mask >>> 1)) == 0 && attention()) { // every half lap, one load
-            halfLap(n + 1, id);
+        if (((n + 1) & (mask >>> 1)) == 0) { // every half lap: the attention word, one load
+            long attention = word(GROW);
+            if (attention != 0) {
+                halfLap(n + 1, id, attention);
+            }
         }
         return previous;
     }
 
     /**
-     * At a half lap: whether {@link #halfLap} has something to do, from the header's attention
-     * word, which only the agent writes: a capacity it asks this ring to move to, or
-     * {@link #WAKE_HINT} while its worker sleeps long. One load, inlined; both are rare, so the
-     * call stays cold and out of line (were it inlined, {@code transition} would compile too big
-     * for C2 to inline into the facade's switches, whose scope objects would then escape).
+     * Out of line, at a half lap whose attention word ({@link #GROW}, which only the agent writes)
+     * is not 0: wakes the agent's worker from its long sleep (only while its word still says so:
+     * the first thread's call clears it, so a burst on many threads makes one or a few calls), and
+     * at a lap moves to a bigger ring when the agent asked. Both are rare, so the call stays cold
+     * and out of line: were it inlined, {@code transition} would compile too big for C2 to inline
+     * into the facade's switches, whose scope objects would then escape.
      */
-    private boolean attention() {
-        return attentionWord() != 0;
-    }
-
-    /** The header's attention word (growth request and wake hint). */
-    private long attentionWord() {
-        long a = address;
-        if (AgentLink.RING_GET != null && a != 0) {
-            try {
-                return (long) AgentLink.RING_GET.invokeExact(a + GROW);
-            } catch (Throwable t) { // cannot happen: it only reads memory
-                return 0;
-            }
-        }
-        return words.get(GROW_WORD);
-    }
-
-    /**
-     * Out of line, when {@link #attention} says so: wakes the agent's worker from its long sleep
-     * (only while its word still says so: the first thread's call clears it, so a burst on many
-     * threads makes one or a few calls), and at a lap moves to a bigger ring when the agent asked.
-     */
-    private void halfLap(long next, long id) {
+    private void halfLap(long next, long id, long word) {
         try {
-            long word = attentionWord();
             if ((word & WAKE_HINT) != 0 && WorkerWake.asleep()) {
                 WorkerWake.wake();
             }
