@@ -286,6 +286,8 @@ fn worker_loop(interval: Duration) {
     let mut sleep = configured;
     let mut last_drain: Option<i64> = None;
     let mut told_rounds = 0u32;
+    // The sleeps before the idle rounds in a row so far (`pace::long_sleep`'s `settled`).
+    let mut idle_ns = 0i64;
     // The word as the worker left it after its last round (a thread's wake clears it since).
     let mut left_told = false;
     while !a.stop.load(Ordering::Acquire) {
@@ -314,8 +316,15 @@ fn worker_loop(interval: Duration) {
             last_drain = drained_at;
             let told_now = LONG_SLEEP.load(Ordering::Acquire) != 0;
             let woken = left_told && !told_now;
+            idle_ns = if idle {
+                idle_ns.saturating_add(sleep)
+            } else {
+                0
+            };
+            let settled = idle_ns >= idle_max;
+            let can_stretch = idle_max > configured;
             let (how, word) =
-                pace::long_sleep(idle_max > configured, idle, told_rounds, told_now, woken);
+                pace::long_sleep(can_stretch, idle, settled, told_rounds, told_now, woken);
             left_told = match word {
                 pace::Word::Set => {
                     LONG_SLEEP.store(1, Ordering::SeqCst);

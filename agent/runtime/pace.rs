@@ -10,13 +10,18 @@
 //! two it keeps its pace (hysteresis: a steady rate does not make it oscillate).
 //!
 //! Idle stretch: each round is a timed wake-up, ≈ 30–50 µs of CPU on a small VM even with
-//! nothing to do (mostly the kernel's switch to the thread; 3–5 ms a second at 10 ms). After a
-//! round that found no entry in any ring and no ring come or gone, the worker sets its long-sleep
-//! word; once every ring carries the wake hint ([`long_sleep`]) the sleep doubles, up to
+//! nothing to do (mostly the kernel's switch to the thread; 3–5 ms a second at 10 ms). Once the
+//! rounds have found no entry in any ring and no ring come or gone for [`idle_max_ns`] (100 ms at
+//! the default `drain`), the worker sets its long-sleep word; once every ring carries the wake
+//! hint ([`long_sleep`]) the sleep doubles, up to
 //! [`IDLE_STRETCH`] times the configured interval; the first round with anything to do clears the
 //! word and returns to the configured pace. A thread that writes during the long sleep does not
 //! wait for it: at the next half lap of its ring it finds the hint and wakes the worker
-//! (`Natives.wake`, `ThreadLog.transition`), with half a ring to spare.
+//! (`Natives.wake`, `ThreadLog.transition`), with half a ring to spare. Not sooner than that
+//! idle time: work that comes in bursts with shorter gaps (a batch of requests, each on a fresh
+//! thread, every 20 ms) would otherwise set the word in the short rounds after each burst, and
+//! the next burst's first thread would wake the worker (a call into the agent on the
+//! application's thread) and start the short rounds again: ≈ 330 rounds a second instead of 100.
 
 /// Shortest sleep between two rounds.
 pub const MIN_SLEEP_NS: i64 = 250_000;
@@ -87,12 +92,14 @@ pub enum Pace {
 }
 
 /// After a round: how the next sleep is chosen, and what becomes of the word.
-/// `can_stretch`: not in live mode; `idle`: the round found nothing; `told_rounds`: rounds in a
+/// `can_stretch`: not in live mode; `idle`: the round found nothing; `settled`: the rounds have
+/// been idle for at least [`idle_max_ns`] (their sleeps summed, this one's included); `told_rounds`: rounds in a
 /// row, this one included, that began with the word set (each such round's drain set the wake
 /// hint of every ring, `Ring::hint_wake`); `told_now`: the word is set now; `woken`: the worker
 /// left the word set after its last round and a thread has cleared it since (`Natives.wake`).
 ///
-/// An idle round with the word clear sets it and keeps the configured pace. The next round sets
+/// A settled idle round with the word clear sets it and keeps the configured pace (an idle round
+/// before that keeps the word clear: see the module's text on bursts). The next round sets
 /// every ring's hint; the one after it, still at the usual interval, drains whatever a thread
 /// wrote before it could see its hint. Only then, if idle and still told, does the sleep stretch;
 /// a thread that writes after that sees its hint at its next half lap and wakes the worker, and
@@ -100,6 +107,7 @@ pub enum Pace {
 pub fn long_sleep(
     can_stretch: bool,
     idle: bool,
+    settled: bool,
     told_rounds: u32,
     told_now: bool,
     woken: bool,
@@ -111,7 +119,14 @@ pub fn long_sleep(
         return (Pace::Usual, if told_now { Word::Clear } else { Word::Keep });
     }
     if told_rounds == 0 {
-        return (Pace::Usual, if told_now { Word::Keep } else { Word::Set });
+        let word = if told_now {
+            Word::Keep
+        } else if settled {
+            Word::Set
+        } else {
+            Word::Keep
+        };
+        return (Pace::Usual, word);
     }
     let pace = if told_rounds >= 2 && told_now {
         Pace::Stretch
@@ -155,27 +170,30 @@ mod tests {
     fn the_long_sleep_word_and_pace_after_each_kind_of_round() {
         use Pace::*;
         use Word::*;
-        // (can_stretch, idle, told_rounds, told_now, woken) → (pace, word)
+        // (can_stretch, idle, settled, told_rounds, told_now, woken) → (pace, word)
         let table = [
-            // Idle, word clear: set it, keep the pace.
-            ((true, true, 0, false, false), (Usual, Set)),
+            // Idle for long enough, word clear: set it, keep the pace.
+            ((true, true, true, 0, false, false), (Usual, Set)),
+            // Idle, but not for long (the short rounds after a burst): the word stays clear.
+            ((true, true, false, 0, false, false), (Usual, Keep)),
             // The round that set the rings' hints: still the usual pace.
-            ((true, true, 1, true, false), (Usual, Keep)),
+            ((true, true, true, 1, true, false), (Usual, Keep)),
             // Idle again after that: stretch, as long as the word stays set.
-            ((true, true, 2, true, false), (Stretch, Keep)),
-            ((true, true, 9, true, false), (Stretch, Keep)),
+            ((true, true, true, 2, true, false), (Stretch, Keep)),
+            ((true, true, true, 9, true, false), (Stretch, Keep)),
             // A thread cleared the word during the sleep or the round: its ring is filling.
-            ((true, false, 0, false, true), (Hurry, Keep)),
-            ((true, true, 3, false, true), (Hurry, Keep)),
+            ((true, false, false, 0, false, true), (Hurry, Keep)),
+            ((true, true, true, 3, false, true), (Hurry, Keep)),
             // Work, or live mode: the word is cleared (or stays clear).
-            ((true, false, 3, true, false), (Usual, Clear)),
-            ((true, false, 0, false, false), (Usual, Keep)),
-            ((false, true, 0, false, false), (Usual, Keep)),
-            ((false, true, 1, true, false), (Usual, Clear)),
+            ((true, false, false, 3, true, false), (Usual, Clear)),
+            ((true, false, false, 0, false, false), (Usual, Keep)),
+            ((false, true, true, 0, false, false), (Usual, Keep)),
+            ((false, true, true, 1, true, false), (Usual, Clear)),
         ];
-        for ((can, idle, rounds, now, woken), expected) in table {
-            let got = long_sleep(can, idle, rounds, now, woken);
-            assert_eq!(got, expected, "{:?}", (can, idle, rounds, now, woken));
+        for ((can, idle, settled, rounds, now, woken), expected) in table {
+            let got = long_sleep(can, idle, settled, rounds, now, woken);
+            let inputs = (can, idle, settled, rounds, now, woken);
+            assert_eq!(got, expected, "{inputs:?}");
         }
         let max = idle_max_ns(10 * MS);
         let hurry = next_round_sleep_ns(10 * MS, max, max, max, 0.5, Hurry);
