@@ -93,10 +93,11 @@ pub enum Pace {
 
 /// After a round: how the next sleep is chosen, and what becomes of the word.
 /// `can_stretch`: not in live mode; `idle`: the round found nothing; `settled`: the rounds have
-/// been idle for at least [`idle_max_ns`] (their sleeps summed, this one's included); `told_rounds`: rounds in a
-/// row, this one included, that began with the word set (each such round's drain set the wake
-/// hint of every ring, `Ring::hint_wake`); `told_now`: the word is set now; `woken`: the worker
-/// left the word set after its last round and a thread has cleared it since (`Natives.wake`).
+/// been idle for at least [`idle_max_ns`] (their sleeps summed, this one's included);
+/// `told_rounds`: rounds in a row, this one included, that began with the word set (each such
+/// round's drain set the wake hint of every ring, `Ring::hint_wake`); `told_now`: the word is set
+/// now; `woken`: the worker left the word set after its last round and a thread has cleared it
+/// since (`Natives.wake`).
 ///
 /// A settled idle round with the word clear sets it and keeps the configured pace (an idle round
 /// before that keeps the word clear: see the module's text on bursts). The next round sets

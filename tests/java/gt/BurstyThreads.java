@@ -39,7 +39,8 @@ public final class BurstyThreads {
         System.out.printf("worker wake-ups per second %.1f%n", woke / seconds);
     }
 
-    private static void burst(Runnable task, int batches, int perBatch, long gapMs) throws InterruptedException {
+    private static void burst(Runnable task, int batches, int perBatch, long gapMs)
+            throws InterruptedException {
         Thread[] threads = new Thread[perBatch];
         for (int b = 0; b < batches; b++) {
             for (int i = 0; i < perBatch; i++) {
