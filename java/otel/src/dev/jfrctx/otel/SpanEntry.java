@@ -15,8 +15,8 @@ import io.opentelemetry.sdk.trace.ReadableSpan;
  *
  * <p>The root's attributes may be set after the first attach (instrumentations set
  * {@code http.route} once the framework has matched the request). Until every chosen attribute
- * was seen (or the root ended) each attach reads them again, without allocating, and a changed
- * value makes a new builder; after that the builder is final.
+ * was seen (or the root ended) each attach reads them again, once each and without allocating,
+ * and a changed value makes a new builder from what was read; after that the builder is final.
  */
 final class SpanEntry {
 
@@ -60,36 +60,45 @@ final class SpanEntry {
     }
 
     private RecordingContext.Builder refresh(RecordingContext.Builder current) {
-        String[] old = values;
+        String[] old = values; // not null once a builder was published (written before it)
+        int n = config.size();
+        // The values read now; null while they equal the old ones (then nothing is allocated).
+        String[] now = null;
         boolean all = true;
         boolean any = false;
-        boolean changed = current == null;
-        int n = config.size();
         for (int i = 0; i < n && root != null; i++) {
-            String v = value(root, config.attributes.get(i), old == null ? null : old[i]);
+            String was = old == null ? null : old[i];
+            String v = value(root, config.attributes.get(i), was);
             if (v == null) {
                 all = false;
             } else {
                 any = true;
             }
-            if (!changed && !same(v, old[i])) {
-                changed = true;
+            if (now == null && !same(v, was)) {
+                now = new String[n];
+                if (old != null) {
+                    System.arraycopy(old, 0, now, 0, i);
+                }
+            }
+            if (now != null) {
+                now[i] = v;
             }
         }
         if (traceId == null && !any) {
             return null; // no ids and no attribute yet: nothing to record, nothing published
         }
-        if (!changed) {
+        if (now == null && current != null) {
             if (all || root.hasEnded()) {
                 settled = true;
             }
             return current;
         }
-        String[] now = new String[n];
+        if (now == null) {
+            now = new String[n]; // the first builder, with nothing read (the ids only)
+        }
         RecordingContext.Builder b = traceId == null ? null
                 : RecordingContext.where(TRACE_ID, traceId).where(SPAN_ID, spanId);
-        for (int i = 0; i < n && root != null; i++) {
-            now[i] = value(root, config.attributes.get(i), old == null ? null : old[i]);
+        for (int i = 0; i < n; i++) {
             if (now[i] != null) {
                 RecordingContextKey key = config.keys.get(i);
                 b = b == null ? RecordingContext.where(key, now[i]) : b.where(key, now[i]);
