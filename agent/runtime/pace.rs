@@ -120,9 +120,7 @@ pub fn long_sleep(
         return (Pace::Usual, if told_now { Word::Clear } else { Word::Keep });
     }
     if told_rounds == 0 {
-        let word = if told_now {
-            Word::Keep
-        } else if settled {
+        let word = if settled && !told_now {
             Word::Set
         } else {
             Word::Keep
