@@ -15,7 +15,8 @@
 # bench/results/<timestamp>[-smoke]), --server-only (= every --no-* but the server),
 # --server-configs LIST, --server-setups "17:platform 21:virtual" (see bench/server/run.py),
 # --server-warmup S and --server-measure S (seconds per server JVM: 10 and 15 by default),
-# --server-period MS (ms between execution samples, every profiler: 10 by default).
+# --server-period MS (ms between execution samples, every profiler: 10 by default),
+# --server-time-contexts (time the filter's context on the request thread, bench/server).
 # Environment: OVERHEAD_AGENT_OPTS (extra agent options for the overhead run, default
 # ring=4096), OVERHEAD_WORK (compute steps per context, default 6500 ≈ 17 µs of CPU here).
 #
@@ -45,6 +46,7 @@ server_setups=""
 server_warmup_opt=""
 server_measure_opt=""
 server_period=10
+server_time=()
 jdks=""
 rounds=""
 out=""
@@ -63,10 +65,11 @@ while [ $# -gt 0 ]; do
         --server-warmup) server_warmup_opt="$2"; shift ;;
         --server-measure) server_measure_opt="$2"; shift ;;
         --server-period) server_period="$2"; shift ;;
+        --server-time-contexts) server_time=(--time-contexts) ;;
         --jdks) jdks="$2"; shift ;;
         --rounds) rounds="$2"; shift ;;
         --out) out="$2"; shift ;;
-        -h|--help) sed -n '2,26p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        -h|--help) sed -n '2,27p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) die "unknown option $1 (see --help)" ;;
     esac
     shift
@@ -282,7 +285,7 @@ if [ "$run_server" = 1 ]; then
     if ! python3 bench/server/run.py --classes "$sclasses" --tomcat "$tomcat" --agent "$agent" \
         --jar "$sclasses-facade" --out "$out" --rounds "$rounds" --warmup "$server_warmup" \
         --measure "$server_measure" --period "$server_period" --setups "$server_setups" --configs "$server_configs" \
-        "${pyro_args[@]}" "${otel_args[@]}" >"$out/server.log" 2>&1; then
+        "${pyro_args[@]}" "${otel_args[@]}" "${server_time[@]}" >"$out/server.log" 2>&1; then
         tail -n 20 "$out/server.log" >&2
         failures+=("server benchmark")
     fi

@@ -35,6 +35,8 @@ CONFIGS = {
     "jfr": ("jfr", "off", "JFR alone: in-process RecordingStream, jdk.ExecutionSample at the same period"),
     "jfr-exact": ("jfr", "off", "JFR alone with the exact frames jfrctx turns on (-XX:+DebugNonSafepoints)"),
     "jfr-all": ("jfr", "off", "JFR alone with the events and settings of jfrctx's events=" + ALL_EVENTS),
+    "jfr-snapshot": ("jfr", "snapshot", "JFR alone, the filter activates a snapshot (no agent: the facade is a no-op)"),
+    "jfr-request": ("jfr", "request", "JFR alone, the filter builds {endpoint, request} (no agent: a no-op)"),
     "jfrctx-off": ("jfrctx", "off", "jfrctx loaded (events=cpu), the filter installs nothing"),
     "jfrctx-snapshot": ("jfrctx", "snapshot", "jfrctx, a snapshot per endpoint activated"),
     "jfrctx-endpoint": ("jfrctx", "endpoint", "jfrctx, a new context {endpoint} per request"),
@@ -181,6 +183,8 @@ def one_run(args, cfg, setup, rnd):
     files = {k: os.path.join(args.out, f"server-{tag}.{k}") for k in ("out", "err", "jsonl", "samples")}
     cp = os.pathsep.join([os.path.join(args.tomcat, "*"), args.jar, args.classes])
     jvm = ["-Xms512m", "-Xmx512m", "-XX:+UseG1GC"] + JVM_EXTRA.get(cfg, []) + list(args.jvm_opt)
+    if args.time_contexts:
+        jvm.append("-Dbench.timeContexts=true")
     if args.diagnose:
         jfc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnose.jfc")
         jvm.append(f"-XX:StartFlightRecording=settings={jfc},filename={os.path.join(args.out, f'server-{tag}.jfr')}")
@@ -277,6 +281,8 @@ def one_run(args, cfg, setup, rnd):
             "jit_ms": st1["jit_ms"] - st0["jit_ms"],
             "loop_us": (st1["loop_ns"] - st0["loop_ns"]) / max(1, st1["loop_calls"] - st0["loop_calls"]) / 1e3,
             "window_epoch_ns": [st0["epoch_ns"], st1["epoch_ns"]],
+            "context_ns": context_percentiles(st0.get("context_ns"), st1.get("context_ns")),
+            "open_ns": context_percentiles(st0.get("open_ns"), st1.get("open_ns")),
             "tag": tag,
         })
         try:
@@ -309,6 +315,26 @@ def one_run(args, cfg, setup, rnd):
             if os.path.exists(files[k]) and not args.keep:
                 os.remove(files[k])
     return rec
+
+
+def context_percentiles(h0, h1):
+    """p50 and p90 (lower bounds of 10 ns buckets) of the contexts timed inside the window, from
+    the cumulative histograms at its ends (ContextTimes.java); None when not timed."""
+    if h1 is None:
+        return None
+    counts = {b: n for b, n in h1}
+    for b, n in h0 or []:
+        counts[b] -= n
+    total = sum(counts.values())
+    if total <= 0:
+        return None
+    out, seen = {"n": total}, 0
+    for b in sorted(counts):
+        seen += counts[b]
+        for q in (50, 90):
+            if f"p{q}" not in out and seen * 100 >= total * q:
+                out[f"p{q}"] = b
+    return out
 
 
 def med(xs):
@@ -368,6 +394,15 @@ def summarize(recs, out):
                 fmt_spread([r.get("samples_per_app_cpu_s") for r in mine], "{:.1f}"),
                 fmt_spread([r.get("loop_us") for r in mine], "{:.0f}"),
             ]) + " |")
+    timed = [r for r in recs if r.get("ok") and r.get("context_ns")]
+    if timed:
+        lines.append("\nThe filter's context timed on the request thread (opening + closing, each between two "
+                     "System.nanoTime() reads; 10 ns buckets), p50 / p90 ns per round:")
+        for r in timed:
+            c, o = r["context_ns"], r.get("open_ns") or {}
+            lines.append(f"- {r['config']} JDK {r['jdk']} {r['threads']} round {r['round']}: "
+                         f"{c['p50']} / {c['p90']} ({c['n']} requests); the opening alone "
+                         f"{o.get('p50')} / {o.get('p90')}")
     failed = [r for r in recs if not r.get("ok")]
     for r in failed:
         lines.append(f"FAILED {r['config']} JDK {r['jdk']} {r['threads']} round {r['round']}: {r.get('error')}")
@@ -405,6 +440,8 @@ def main():
     p.add_argument("--pyroscope-server", default="")
     p.add_argument("--jvm-opt", action="append", default=[])
     p.add_argument("--keep", action="store_true", help="keep the sample files")
+    p.add_argument("--time-contexts", action="store_true",
+                   help="time the filter's context on the request thread (ContextTimes.java)")
     p.add_argument("--diagnose", action="store_true",
                    help="add bench/server/diagnose.jfc as a file recording to every run (see evidence.py)")
     args = p.parse_args()

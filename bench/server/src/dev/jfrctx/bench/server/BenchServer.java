@@ -259,7 +259,9 @@ public final class BenchServer {
                     + ",\"jit_ms\":" + (jit == null ? -1 : jit.getTotalCompilationTime())
                     + ",\"served\":" + SERVED.get()
                     + ",\"loop_ns\":" + BenchServlet.LOOP_NS.sum() + ",\"loop_calls\":" + BenchServlet.LOOP_CALLS.sum()
-                    + ",\"stream_samples\":" + (samples == null ? -1 : samples.count()) + "}\n";
+                    + ",\"stream_samples\":" + (samples == null ? -1 : samples.count())
+                    + (ContextTimes.ENABLED ? ",\"context_ns\":" + ContextTimes.json()
+                            + ",\"open_ns\":" + ContextTimes.openings() : "") + "}\n";
             byte[] body = line.getBytes(StandardCharsets.US_ASCII);
             response.setContentType("application/json");
             response.setContentLength(body.length);
