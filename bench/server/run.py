@@ -5,7 +5,7 @@ load, one fresh JVM per (configuration, round), configurations interleaved round
     python3 bench/server/run.py --classes DIR --tomcat DIR --agent libjfrctx.so --jar jfrctx.jar \
         --out DIR [--rounds 3] [--warmup 10] [--measure 20] [--connections 8] \
         [--setups "17:platform 21:virtual"] [--configs none,jfr,...] [--pyroscope-jar JAR] \
-        [--jvm-opt OPT ...]
+        [--jvm-opt OPT ...] [--time-contexts]
 
 Normally run by scripts/bench.sh (which builds, compiles and fetches what this needs). Writes
 server.jsonl (one line per run), server-<cfg>-<setup>-r<N>.{out,err} and server-summary.txt;
