@@ -90,6 +90,7 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), AgentError> {
     if std::env::var_os("JFRCTX_TEST_RING_GUARD").is_some() {
         crate::core::context::ring::guard_freed_rings(crate::runtime::faults::guard_ring);
     }
+    crate::core::context::ring::use_page_source(crate::runtime::pages::SOURCE);
     // During OnLoad only the VM's own properties exist: `java.specification.version` is set
     // later by the class library, `java.vm.specification.version` ("11", "17", ...) is there.
     let version = jvmti

@@ -37,8 +37,10 @@ use parking_lot::Mutex;
 use crate::core::model::ContextId;
 
 mod memory;
+mod slab;
 use memory::{alloc_zeroed_words, layout_for, Block, FREED_RING_HOOK};
 pub use memory::{guard_freed_rings, Blocks};
+pub use slab::{use_page_source, PageSource, SLAB_BYTES};
 
 /// Smallest ring (entries).
 pub const MIN_CAPACITY: usize = 16;
@@ -201,15 +203,12 @@ impl Ring {
     /// back to `blocks` when it is dropped: a thread-per-request server cycles through a few
     /// blocks instead of allocating and zeroing a ring per request.
     pub fn pooled(blocks: &Arc<Blocks>, thread_id: u64, handle: u64) -> Ring {
-        // Under the guard hook no memory is reused (a dropped ring's memory is never handed out).
-        let reused = blocks
-            .free
-            .lock()
-            .pop()
-            .filter(|_| FREED_RING_HOOK.get().is_none());
-        let words = match reused {
-            Some(b) => b.0,
-            None => alloc_zeroed_words(blocks.layout),
+        // Under the guard hook no memory is reused (a dropped ring's memory is never handed
+        // out), and rings are whole pages of their own: allocated, not carved.
+        let words = if FREED_RING_HOOK.get().is_some() {
+            alloc_zeroed_words(blocks.layout)
+        } else {
+            blocks.take()
         };
         let ring = Ring::with_memory(
             words,
@@ -474,17 +473,13 @@ impl Drop for Ring {
             return;
         }
         if let Some(blocks) = &self.blocks {
-            let mut free = blocks.free.lock();
-            if free.len() < blocks.keep {
-                // The memory outlives the ring in the pool, for the next pooled ring: the same rule
-                // as freeing it (nobody writes a dropped ring) makes reusing it safe.
-                free.push(Block(self.words));
-                return;
-            }
+            // The memory outlives the ring in the pool, for the next pooled ring: the same rule
+            // as freeing it (nobody writes a dropped ring) makes reusing it safe.
+            blocks.give_back(Block(self.words));
+            return;
         }
-        // `words` came from `alloc_zeroed(self.layout)` (in `new`, or for a pooled ring in
-        // `pooled`, whose blocks all share `self.layout`); a block kept by `Blocks` above is not
-        // freed.
+        // `words` came from `alloc_zeroed(self.layout)` in `new` (a pooled ring's memory went
+        // back to its pool above, or to the guard hook).
         // Whoever handed the memory to Java keeps the `Ring` alive while Java may touch it.
         // SAFETY: so this frees memory of this layout, exactly once, that nobody uses any more.
         unsafe { alloc::dealloc(self.as_ptr(), self.layout) }

@@ -8,20 +8,25 @@ use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 
+use super::slab::{release_pages, Slabs};
 use super::{effective_capacity, ALIGN, ENTRY_BYTES, HEADER_BYTES};
 
 /// Ring memory of one size kept for reuse: a pooled ring's memory (a spare's, or a registered
 /// ring's of this capacity, see `Ring::pooled`) goes back here when the ring is dropped (after
 /// the worker's last drain, when no writer can touch it any more), and the next pooled ring
-/// takes it instead of allocating and zeroing a new one. A thread-per-request server thus
+/// takes it instead of mapping and zeroing a new one. A thread-per-request server thus
 /// cycles through a few blocks instead of a 16 KiB allocation (with its page faults) per request.
+/// Blocks are carved side by side from huge-page slabs ([`Slabs`]); a block freed while
+/// `keep` others are free gives its whole pages back to the system (it stays on the list, and
+/// its pages come back zeroed when it is used again).
 #[derive(Debug)]
 pub struct Blocks {
     pub(super) capacity: usize,
     pub(super) layout: Layout,
     pub(super) free: Mutex<Vec<Block>>,
-    /// Blocks kept at most; more are freed.
+    /// Free blocks kept resident at most; the pages of more are given back.
     pub(super) keep: usize,
+    slabs: Mutex<Slabs>,
 }
 
 /// Memory of a dropped pooled ring, owned by [`Blocks`].
@@ -42,7 +47,38 @@ impl Blocks {
             layout: layout_for(capacity),
             free: Mutex::new(Vec::new()),
             keep,
+            slabs: Mutex::new(Slabs::default()),
         })
+    }
+
+    /// Memory for a pooled ring: a free block, else a new one carved from the slabs (zeroed).
+    pub(super) fn take(&self) -> NonNull<AtomicI64> {
+        if let Some(b) = self.free.lock().pop() {
+            return b.0;
+        }
+        match self.slabs.lock().carve(self.stride()) {
+            Some(block) => block.cast(),
+            None => alloc::handle_alloc_error(self.layout),
+        }
+    }
+
+    /// Takes back the memory of a dropped pooled ring (from [`Blocks::take`]), which nobody
+    /// reads or writes any more.
+    pub(super) fn give_back(&self, block: Block) {
+        if self.free.lock().len() >= self.keep {
+            release_pages(block.0.cast(), self.stride());
+        }
+        self.free.lock().push(block);
+    }
+
+    /// Bytes between the starts of two blocks carved one after the other.
+    fn stride(&self) -> usize {
+        self.layout.size().next_multiple_of(ALIGN)
+    }
+
+    /// Bytes of the slabs carved from so far.
+    pub fn slab_bytes(&self) -> usize {
+        self.slabs.lock().bytes()
     }
 
     /// Entries of each ring.
@@ -53,16 +89,6 @@ impl Blocks {
     /// Blocks free for reuse now.
     pub fn free(&self) -> usize {
         self.free.lock().len()
-    }
-}
-
-impl Drop for Blocks {
-    fn drop(&mut self) {
-        for b in self.free.get_mut().drain(..) {
-            // SAFETY: every free block was allocated with `self.layout` (by `Ring::pooled`) and
-            // is owned by this pool alone.
-            unsafe { alloc::dealloc(b.0.as_ptr().cast::<u8>(), self.layout) }
-        }
     }
 }
 
