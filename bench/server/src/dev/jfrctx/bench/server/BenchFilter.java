@@ -138,8 +138,8 @@ public final class BenchFilter implements Filter {
      * Runs the chain in the context {@code scope} opened in {@code openNs}, then closes it and
      * records the opening and the closing together ({@link ContextTimes}).
      */
-    private static void timed(AutoCloseable scope, long openNs, ServletRequest request, ServletResponse response,
-            FilterChain chain) throws IOException, ServletException {
+    private static void timed(AutoCloseable scope, long openNs, ServletRequest request,
+            ServletResponse response, FilterChain chain) throws IOException, ServletException {
         try {
             chain.doFilter(request, response);
         } finally {

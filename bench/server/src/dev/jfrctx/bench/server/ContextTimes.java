@@ -32,7 +32,7 @@ final class ContextTimes {
         buckets.incrementAndGet((int) Math.min(buckets.length() - 1, Math.max(0, ns) / BUCKET_NS));
     }
 
-    /** Opening + closing: the non-empty buckets as a JSON array of {@code [lower bound ns, count]}. */
+    /** Opening + closing: the non-empty buckets as a JSON array of {@code [lower bound, count]}. */
     static String json() {
         return json(BUCKETS);
     }
@@ -47,8 +47,8 @@ final class ContextTimes {
         for (int i = 0; i < buckets.length(); i++) {
             long n = buckets.get(i);
             if (n != 0) {
-                sb.append(sb.length() == 1 ? "" : ",").append('[').append(i * BUCKET_NS).append(',').append(n)
-                        .append(']');
+                sb.append(sb.length() == 1 ? "" : ",")
+                        .append('[').append(i * BUCKET_NS).append(',').append(n).append(']');
             }
         }
         return sb.append(']').toString();
