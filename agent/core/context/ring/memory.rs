@@ -65,9 +65,13 @@ impl Blocks {
     /// Takes back the memory of a dropped pooled ring (from [`Blocks::take`]), which nobody
     /// reads or writes any more.
     pub(super) fn give_back(&self, block: Block) {
-        if self.free.lock().len() >= self.keep {
-            release_pages(block.0.cast(), self.stride());
+        let mut free = self.free.lock();
+        if free.len() < self.keep {
+            free.push(block); // the usual case: one lock
+            return;
         }
+        drop(free); // no system call under the lock `take` needs
+        release_pages(block.0.cast(), self.stride());
         self.free.lock().push(block);
     }
 

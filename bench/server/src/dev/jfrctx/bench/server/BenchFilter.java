@@ -101,16 +101,12 @@ public final class BenchFilter implements Filter {
             case REQUEST_ID:
                 if (ContextTimes.ENABLED) {
                     long t0 = System.nanoTime();
-                    RecordingContext c = RecordingContext.where(ENDPOINT, endpoint(http))
-                            .where(REQUEST, Long.toString(requests.incrementAndGet()))
-                            .build();
+                    RecordingContext c = requestContext(http);
                     long t1 = System.nanoTime();
                     timed(c, t1 - t0, request, response, chain);
                     return;
                 }
-                try (RecordingContext ignored = RecordingContext.where(ENDPOINT, endpoint(http))
-                        .where(REQUEST, Long.toString(requests.incrementAndGet()))
-                        .build()) {
+                try (RecordingContext ignored = requestContext(http)) {
                     chain.doFilter(request, response);
                 }
                 return;
@@ -132,6 +128,13 @@ public final class BenchFilter implements Filter {
             default:
                 chain.doFilter(request, response);
         }
+    }
+
+    /** Builds and installs {@code {endpoint, request=<counter>}}: a map never seen before. */
+    private RecordingContext requestContext(HttpServletRequest http) {
+        return RecordingContext.where(ENDPOINT, endpoint(http))
+                .where(REQUEST, Long.toString(requests.incrementAndGet()))
+                .build();
     }
 
     /**
