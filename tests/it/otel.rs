@@ -14,13 +14,13 @@
 //! Asserted per run (JDK 17 platform request threads; JDK 21 virtual request threads):
 //! - every sample carrying `span_id` names an exported span of its `trace_id` whose thread is
 //!   the sample's (or, on a thread the OTel agent carried the request's Context to, a span of that
-//!   request: counted as handed off; see [`HANDOFF_THREADS`]) and whose interval contains the
+//!   request: counted as handed off; see [`check::HANDOFF_THREADS`]) and whose interval contains the
 //!   sample. Span times are epoch ns, samples `System.nanoTime()`: mapped with `/clock`, which
 //!   answers both; the SDK dates each trace from its own anchor, so each trace may be shifted by
-//!   one constant of at most [`MAX_SHIFT`] (see [`check`]), then within [`TOLERANCE`]: 0 wrong.
+//!   one constant of at most [`check::MAX_SHIFT`] (see [`check()`]), then within [`check::TOLERANCE`]: 0 wrong.
 //!   A handed-off sample in the OTel task wrapper's own code only has to follow its span's start:
 //!   the wrapper keeps the Context attached until its task returns, which can be after the span
-//!   ended (see [`TASK_RUN_FRAMES`]);
+//!   ended (see [`check::TASK_RUN_FRAMES`]);
 //! - ground truth: a sample in `burn` under `work_X` carries exactly the span of `work_X` that
 //!   ran on that thread at that time, with `method=GET` and `endpoint` = the request's
 //!   `http.route`: 0 wrong, at most [`MAX_UNKNOWN_PERCENT`] % unknown, and at least
@@ -31,6 +31,10 @@
 //! agent) is `tests/it/otel_sdk.rs`.
 
 use crate::common;
+
+mod check;
+
+use check::check;
 
 use common::http::{connect, get};
 use common::jdk::javac_to;
@@ -56,37 +60,9 @@ const WORK: [&str; 5] = [
 const PATHS: [&str; 3] = ["sync", "pool", "chain"];
 const CLIENTS: usize = 4;
 const LOAD: Duration = Duration::from_secs(5);
-/// Clock mapping slack at span edges (span epoch times vs sample `nanoTime`).
-const TOLERANCE: i64 = 200_000;
-/// The largest shift of one trace's span times against `nanoTime` accepted (see [`check`]).
-const MAX_SHIFT: i64 = 20_000_000;
 const MIN_PER_WORK: u64 = 20;
 const MAX_UNKNOWN_PERCENT: f64 = 5.0;
 const RUN_TIMEOUT: Duration = Duration::from_secs(120);
-/// Threads a request's Context is handed to: the service's pool, and the virtual-thread
-/// scheduler's carriers (the OTel agent wraps the `ForkJoinPool` task that mounts a virtual thread
-/// in its `ContextPropagatingRunnable`: the carrier has the submitter's Context while it runs it).
-const HANDOFF_THREADS: [&str; 2] = ["otel-pool-", "ForkJoinPool-1-worker-"];
-/// The methods inside which the OTel agent keeps the submitter's Context attached on a handoff
-/// thread for the whole run of a task: its wrapper of a `ForkJoinPool` task (the one that mounts
-/// a virtual thread included) and the run methods its executor advice wraps
-/// (`opentelemetry-java-instrumentation`, `executors/bootstrap` `ContextPropagatingRunnable`,
-/// `JavaExecutorInstrumentation`/`FutureTask` and `ForkJoinTask` advice: attach on enter, close on
-/// exit), and `RunnableInstrumentation`'s advice on every `Runnable`'s public `run()`, which is
-/// how the `CompletableFuture` tasks of `/chain` get theirs on the pool. Outside the task's own
-/// code (after it returned, before the scope closes) the thread still has that Context, so a
-/// sample there carries the span even after the span ended: seen 5.5 ms after the end on a loaded
-/// machine, a carrier preempted in `ContextPropagatingRunnable.run` after the virtual thread it had
-/// mounted finished its request, and 3.8 ms after it in `CompletableFuture$Completion.run`
-/// closing its scope after the stage it ran had completed the future the servlet waited on.
-const TASK_RUN_FRAMES: [&str; 6] = [
-    "io.opentelemetry.javaagent.bootstrap.executors.ContextPropagatingRunnable.run",
-    "java.util.concurrent.FutureTask.run",
-    "java.util.concurrent.ForkJoinTask.doExec",
-    "java.util.concurrent.CompletableFuture$Completion.run",
-    "java.util.concurrent.CompletableFuture$AsyncSupply.run",
-    "java.util.concurrent.CompletableFuture$AsyncRun.run",
-];
 /// The JDK native that the OTel agent's class discovery overflows under `-Xcheck:jni`.
 const OTEL_AGENT_JDK_NATIVE: &str = "sun.instrument.InstrumentationImpl.getAllLoadedClasses0";
 
@@ -254,219 +230,6 @@ fn exported_spans(stderr: &str) -> HashMap<String, Span> {
     spans
 }
 
-// ---- checking -----------------------------------------------------------------------------
-
-#[derive(Default)]
-struct Figures {
-    with_span: u64,
-    own_thread: u64,
-    handed_off: u64,
-    /// Handed-off samples in the OTel task wrapper outside the task (see [`TASK_RUN_FRAMES`]).
-    in_task_wrapper: u64,
-    truth: BTreeMap<&'static str, u64>,
-    /// Ground-truth samples whose thread ran more than one `work_X` span within [`MAX_SHIFT`].
-    truth_ambiguous: u64,
-    truth_unknown: u64,
-    on_virtual: u64,
-    wrong: Vec<String>,
-    /// The largest clock shift a trace needed (ns), and the traces checked.
-    max_shift: i64,
-    traces: usize,
-}
-
-/// Whether the sample's thread is in an OTel task wrapper's own code ([`TASK_RUN_FRAMES`]), not
-/// in the task (no frame of the service, no virtual thread running). A stack cut at JFR's depth
-/// limit (`truncated`) with no such frame in what is left counts too: its wrapper frame, if any,
-/// is below the cut. Seen once on JDK 21: a carrier 15 ms after its span's end, deep in the OTel
-/// agent's class transformation (Byte Buddy's type pool parsing a class being loaded), the
-/// wrapper's scope presumably still open below the cut.
-fn in_task_wrapper(sample: &Value) -> bool {
-    let Some(stack) = sample["stack"].as_array() else {
-        return false;
-    };
-    let methods: Vec<&str> = stack.iter().filter_map(|f| f["method"].as_str()).collect();
-    let truncated = sample["truncated"].as_bool() == Some(true);
-    (truncated || methods.iter().any(|m| TASK_RUN_FRAMES.contains(m)))
-        && !methods.iter().any(|m| {
-            m.starts_with("dev.jfrctx.tests.otel.") || m.starts_with("java.lang.VirtualThread.")
-        })
-}
-
-/// The `work_*` method that called `burn` on the sample's stack (leaf first).
-fn burning_in(sample: &Value) -> Option<&'static str> {
-    let stack = sample["stack"].as_array()?;
-    let burn = format!("{SERVLET}.burn");
-    let at = stack.iter().position(|f| f["method"] == burn.as_str())?;
-    let caller = stack.get(at + 1)?["method"].as_str()?;
-    let name = caller.strip_prefix(SERVLET)?.strip_prefix('.')?;
-    WORK.iter().copied().find(|w| *w == name)
-}
-
-/// The checks. Span times need care: the OTel SDK dates a trace's spans from one anchor read
-/// when its root starts (`AnchoredClock`: `clock.now()` then `System.nanoTime()`, two reads), so
-/// a request thread preempted between them shifts that whole trace against `nanoTime` (seen:
-/// 3.5 ms on this 2-core machine). So every span of a trace must contain its samples under one
-/// shift per trace, of at most [`MAX_SHIFT`], within [`TOLERANCE`].
-fn check(samples: &[Value], spans: &HashMap<String, Span>, offset: i64) -> Figures {
-    let mut f = Figures::default();
-    let mut by_thread: HashMap<i64, Vec<(&String, &Span)>> = HashMap::new();
-    for (id, s) in spans {
-        by_thread.entry(s.thread).or_default().push((id, s));
-    }
-    let root_route = |trace: &str| {
-        spans
-            .values()
-            .find(|s| s.server && s.trace == trace)
-            .and_then(|s| s.route.clone())
-    };
-    // per trace: the shifts under which all its samples so far lie in their spans
-    let mut shifts: HashMap<&str, (i64, i64, Vec<String>)> = HashMap::new();
-    for s in samples {
-        let t = s["time_ns"].as_i64().expect("time_ns") + offset;
-        let thread = s["thread"]["id"].as_i64().unwrap_or(-1);
-        let thread_name = s["thread"]["name"].as_str().unwrap_or("");
-        let ctx = s["context"].as_object();
-        let span_id = ctx.and_then(|c| c.get("span_id")).and_then(Value::as_str);
-        if let Some(id) = span_id {
-            f.with_span += 1;
-            let trace = ctx.and_then(|c| c.get("trace_id")).and_then(Value::as_str);
-            match spans.get(id) {
-                None => f.wrong.push(format!("span {id} was not exported: {s}")),
-                Some(span) if Some(span.trace.as_str()) != trace => f.wrong.push(format!(
-                    "span {id} is of trace {}, the sample says {trace:?}",
-                    span.trace
-                )),
-                Some(span) => {
-                    let (lo, hi, seen) = shifts.entry(span.trace.as_str()).or_insert((
-                        -MAX_SHIFT,
-                        MAX_SHIFT,
-                        Vec::new(),
-                    ));
-                    let handed_off = span.thread != thread
-                        && HANDOFF_THREADS.iter().any(|p| thread_name.starts_with(p));
-                    *lo = (*lo).max(span.start - TOLERANCE - t);
-                    // The task wrapper's Context may outlive the span (see TASK_RUN_FRAMES);
-                    // it can never precede it.
-                    if handed_off && in_task_wrapper(s) {
-                        f.in_task_wrapper += 1;
-                    } else {
-                        *hi = (*hi).min(span.end + TOLERANCE - t);
-                    }
-                    let top: Vec<&str> = s["stack"]
-                        .as_array()
-                        .map(|st| {
-                            st.iter()
-                                .take(6)
-                                .filter_map(|f| f["method"].as_str())
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    seen.push(format!(
-                        "{} at {t} in [{}, {}] on {thread_name} ({})",
-                        span.name,
-                        span.start,
-                        span.end,
-                        top.join(" < ")
-                    ));
-                    if span.thread == thread {
-                        f.own_thread += 1;
-                    } else if HANDOFF_THREADS.iter().any(|p| thread_name.starts_with(p)) {
-                        f.handed_off += 1;
-                    } else {
-                        f.wrong.push(format!(
-                            "span {id} {} ran on thread {}, the sample on {thread} {thread_name}",
-                            span.name, span.thread
-                        ));
-                    }
-                }
-            }
-        }
-        let Some(work) = burning_in(s) else {
-            continue;
-        };
-        if s["thread"]["virtual"] == true {
-            f.on_virtual += 1;
-        }
-        let Some(ctx) = ctx else {
-            match s["unknown"].as_str() {
-                Some(r) if !r.is_empty() => f.truth_unknown += 1,
-                _ => f.wrong.push(format!("{work}: null context without reason")),
-            }
-            continue;
-        };
-        let want_name = format!("OtelWorkServlet.{work}");
-        let near: Vec<&(&String, &Span)> = by_thread
-            .get(&thread)
-            .map(|v| {
-                v.iter()
-                    .filter(|(_, sp)| {
-                        sp.name == want_name
-                            && sp.start - MAX_SHIFT - TOLERANCE <= t
-                            && t <= sp.end + MAX_SHIFT + TOLERANCE
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        let Some((want_id, want)) = near
-            .iter()
-            .find(|(id, _)| Some(id.as_str()) == span_id)
-            .copied()
-            .copied()
-        else {
-            f.wrong.push(format!(
-                "{work} on thread {thread} at {t}: the sample's span {span_id:?} is none of the \
-                 {} {want_name} spans of that thread around then",
-                near.len()
-            ));
-            continue;
-        };
-        if near.len() > 1 {
-            f.truth_ambiguous += 1;
-        }
-        let want_ctx: BTreeMap<&str, String> = [
-            ("trace_id", want.trace.clone()),
-            ("span_id", want_id.to_string()),
-            ("method", "GET".to_string()),
-            (
-                "endpoint",
-                root_route(&want.trace).unwrap_or_else(|| "?".into()),
-            ),
-        ]
-        .into_iter()
-        .collect();
-        let got: BTreeMap<&str, String> = ctx
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str().unwrap_or("?").to_string()))
-            .collect();
-        if got == want_ctx {
-            *f.truth.entry(work).or_insert(0) += 1;
-        } else {
-            f.wrong
-                .push(format!("{work}: context {got:?}, expected {want_ctx:?}"));
-        }
-    }
-    f.traces = shifts.len();
-    for (trace, (lo, hi, seen)) in shifts {
-        if lo > hi {
-            f.wrong.push(format!(
-                "trace {trace}: no clock shift within {MAX_SHIFT} ns puts every sample in its span: {}",
-                seen.join("; ")
-            ));
-        } else {
-            // the smallest shift this trace needs
-            let need = if lo > 0 {
-                lo
-            } else if hi < 0 {
-                -hi
-            } else {
-                0
-            };
-            f.max_shift = f.max_shift.max(need);
-        }
-    }
-    f
-}
-
 fn run(jdk: u32, virtual_threads: bool) {
     let _serial = common::serial();
     let b = build();
@@ -565,11 +328,14 @@ fn run(jdk: u32, virtual_threads: bool) {
         f.wrong.len(),
         summary.line
     );
+    for w in &f.wrong {
+        println!("otel {name}: wrong: {w}");
+    }
     assert!(
         f.wrong.is_empty(),
-        "{name}: {} wrong, e.g.\n  {}",
+        "{name}: {} wrong (all printed above), e.g.\n  {}",
         f.wrong.len(),
-        f.wrong[..f.wrong.len().min(8)].join("\n  ")
+        f.first_wrong(3)
     );
     for w in WORK {
         let n = f.truth.get(w).copied().unwrap_or(0);
