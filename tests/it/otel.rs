@@ -27,8 +27,10 @@
 //!   [`MIN_PER_WORK`] such samples per `work_*`; the virtual run has them on virtual threads;
 //! - every request answered 200, the server exits 0, the summary adds up, no jfrctx message.
 //!
-//! `cargo test --test it otel:: -- --nocapture` prints the figures per run. The SDK path (no OTel
-//! agent) is `tests/it/otel_sdk.rs`.
+//! `cargo test --test it otel:: -- --nocapture` prints the figures per run; each run leaves its
+//! samples (`samples.jsonl`), the server's stderr with the exported spans (`server.stderr`) and
+//! the clock offset it was checked with (`clock_offset_ns`) in `target/it-out/otel/<run>/`. The
+//! SDK path (no OTel agent) is `tests/it/otel_sdk.rs`.
 
 use crate::common;
 
@@ -296,6 +298,10 @@ fn run(jdk: u32, virtual_threads: bool) {
         "the bridge complained:\n{}",
         out.stderr
     );
+    // Kept beside the samples for a second look at a failure: the spans (OTLP JSON lines) and
+    // the clock offset they were checked with.
+    let _ = fs::write(dir.join("server.stderr"), &out.stderr);
+    let _ = fs::write(dir.join("clock_offset_ns"), offset.to_string());
     let spans = exported_spans(&out.stderr);
     let requests: u64 = served.values().sum();
     let servers = spans.values().filter(|s| s.server).count() as u64;
