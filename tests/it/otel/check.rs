@@ -52,30 +52,30 @@ pub(super) struct Figures {
     pub(super) traces: usize,
 }
 
+/// The frame a class file transformer's call from the JVM starts at: JFR's stack of such a call
+/// (made from inside class loading) ends there, whatever Java frames lie below the class load.
+const TRANSFORM_UPCALL: &str = "sun.instrument.InstrumentationImpl.transform";
+
 /// Whether the sample's thread is in an OTel task wrapper's own code ([`TASK_RUN_FRAMES`]), not
-/// in the task (no frame of the service). A stack cut at JFR's depth limit (`truncated`) with no
-/// such frame in what is left counts too: its wrapper frame, if any, is below the cut. Seen once
-/// on JDK 21: a carrier 15 ms after its span's end, deep in the OTel agent's class transformation
-/// (Byte Buddy's type pool parsing a class being loaded), the wrapper's scope presumably still
-/// open below the cut.
-///
-/// A carrier's `java.lang.VirtualThread` frames (`runContinuation`, `afterYield`,
-/// `afterTerminate`, `unpark`...) are the wrapper's task too, not a virtual thread running: JFR
-/// reports a mounted virtual thread's samples as that thread's, with its own stack, so a sample of
-/// the carrier is before the mount or after the unmount. The wrapper of the task that mounts a
-/// virtual thread carries the Context of whoever unparked it (a pool thread completing the
-/// servlet's future, in the request's Context), still attached when the carrier goes on after
-/// the virtual thread finished the request and its span ended.
+/// in the task (no frame of the service, no virtual thread running). A stack cut short with no
+/// such frame in what is left counts too: its wrapper frame, if any, is below the cut. Two cuts:
+/// JFR's depth limit (`truncated`; seen once on JDK 21: a carrier 15 ms after its span's end,
+/// deep in the OTel agent's class transformation, Byte Buddy's type pool parsing a class being
+/// loaded), and the JVM's call of a class file transformer ([`TRANSFORM_UPCALL`] the outermost
+/// frame; seen on JDK 21 on a loaded machine: a carrier 35 ms after the end of its request's
+/// server span, 27 frames of Byte Buddy resolving the OTel agent's advice for a class being
+/// loaded, not truncated), the wrapper's scope presumably still open below the cut.
 fn in_task_wrapper(sample: &Value) -> bool {
     let Some(stack) = sample["stack"].as_array() else {
         return false;
     };
     let methods: Vec<&str> = stack.iter().filter_map(|f| f["method"].as_str()).collect();
-    let truncated = sample["truncated"].as_bool() == Some(true);
-    (truncated || methods.iter().any(|m| TASK_RUN_FRAMES.contains(m)))
-        && !methods
-            .iter()
-            .any(|m| m.starts_with("dev.jfrctx.tests.otel."))
+    let cut =
+        sample["truncated"].as_bool() == Some(true) || methods.last() == Some(&TRANSFORM_UPCALL);
+    (cut || methods.iter().any(|m| TASK_RUN_FRAMES.contains(m)))
+        && !methods.iter().any(|m| {
+            m.starts_with("dev.jfrctx.tests.otel.") || m.starts_with("java.lang.VirtualThread.")
+        })
 }
 
 impl Figures {
@@ -272,4 +272,47 @@ pub(super) fn check(samples: &[Value], spans: &HashMap<String, Span>, offset: i6
         }
     }
     f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_task_wrapper;
+    use serde_json::{json, Value};
+
+    fn sample(methods: &[&str], truncated: bool) -> Value {
+        let stack: Vec<Value> = methods.iter().map(|m| json!({ "method": m })).collect();
+        json!({ "stack": stack, "truncated": truncated })
+    }
+
+    #[test]
+    fn a_stack_cut_short_without_service_frames_is_in_the_wrapper() {
+        // leaf first: Byte Buddy resolving advice inside a class load, as JFR gave it (27 frames)
+        let upcall = [
+            "net.bytebuddy.matcher.FilterableList$AbstractBase.filter",
+            "net.bytebuddy.agent.builder.AgentBuilder$Default$ExecutingTransformer.transform",
+            "sun.instrument.TransformerManager.transform",
+            "sun.instrument.InstrumentationImpl.transform",
+        ];
+        assert!(in_task_wrapper(&sample(&upcall, false)));
+        assert!(in_task_wrapper(&sample(&upcall[..2], true)));
+        // not cut, no wrapper frame: the hi bound applies
+        assert!(!in_task_wrapper(&sample(&upcall[..3], false)));
+    }
+
+    #[test]
+    fn service_or_virtual_thread_frames_are_never_the_wrapper_alone() {
+        let wrapper =
+            "io.opentelemetry.javaagent.bootstrap.executors.ContextPropagatingRunnable.run";
+        assert!(in_task_wrapper(&sample(&[wrapper], false)));
+        for inner in [
+            "dev.jfrctx.tests.otel.OtelWorkServlet.burn",
+            "java.lang.VirtualThread.run",
+        ] {
+            assert!(!in_task_wrapper(&sample(&[inner, wrapper], false)));
+            assert!(!in_task_wrapper(&sample(
+                &[inner, "sun.instrument.InstrumentationImpl.transform"],
+                false
+            )));
+        }
+    }
 }
