@@ -14,13 +14,13 @@
 //! Asserted per run (JDK 17 platform request threads; JDK 21 virtual request threads):
 //! - every sample carrying `span_id` names an exported span of its `trace_id` whose thread is
 //!   the sample's (or, on a thread the OTel agent carried the request's Context to, a span of that
-//!   request: counted as handed off; see [`check::HANDOFF_THREADS`]) and whose interval contains the
-//!   sample. Span times are epoch ns, samples `System.nanoTime()`: mapped with `/clock`, which
-//!   answers both; the SDK dates each trace from its own anchor, so each trace may be shifted by
-//!   one constant of at most [`check::MAX_SHIFT`] (see [`check()`]), then within [`check::TOLERANCE`]: 0 wrong.
-//!   A handed-off sample in the OTel task wrapper's own code only has to follow its span's start:
-//!   the wrapper keeps the Context attached until its task returns, which can be after the span
-//!   ended (see [`check::TASK_RUN_FRAMES`]);
+//!   request: counted as handed off; see [`check::HANDOFF_THREADS`]) and whose interval contains
+//!   the sample. Span times are epoch ns, samples `System.nanoTime()`: mapped with `/clock`,
+//!   which answers both; the SDK dates each trace from its own anchor, so each trace may be
+//!   shifted by one constant of at most [`check::MAX_SHIFT`] (see [`check()`]), then within
+//!   [`check::TOLERANCE`]: 0 wrong. A handed-off sample in the OTel task wrapper's own code only
+//!   has to follow its span's start: the wrapper keeps the Context attached until its task
+//!   returns, which can be after the span ended (see [`check::TASK_RUN_FRAMES`]);
 //! - ground truth: a sample in `burn` under `work_X` carries exactly the span of `work_X` that
 //!   ran on that thread at that time, with `method=GET` and `endpoint` = the request's
 //!   `http.route`: 0 wrong, at most [`MAX_UNKNOWN_PERCENT`] % unknown, and at least
