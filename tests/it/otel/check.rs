@@ -52,26 +52,33 @@ pub(super) struct Figures {
     pub(super) traces: usize,
 }
 
-/// The frame a class file transformer's call from the JVM starts at: JFR's stack of such a call
-/// (made from inside class loading) ends there, whatever Java frames lie below the class load.
-const TRANSFORM_UPCALL: &str = "sun.instrument.InstrumentationImpl.transform";
+/// The outermost frames of the threads a Context is handed to (leaf first, so the last): a stack
+/// that does not end in one of them is cut short.
+const THREAD_ENTRY_FRAMES: [&str; 2] = [
+    "java.lang.Thread.run",
+    "java.util.concurrent.ForkJoinWorkerThread.run",
+];
 
 /// Whether the sample's thread is in an OTel task wrapper's own code ([`TASK_RUN_FRAMES`]), not
 /// in the task (no frame of the service, no virtual thread running). A stack cut short with no
-/// such frame in what is left counts too: its wrapper frame, if any, is below the cut. Two cuts:
-/// JFR's depth limit (`truncated`; seen once on JDK 21: a carrier 15 ms after its span's end,
-/// deep in the OTel agent's class transformation, Byte Buddy's type pool parsing a class being
-/// loaded), and the JVM's call of a class file transformer ([`TRANSFORM_UPCALL`] the outermost
-/// frame; seen on JDK 21 on a loaded machine: a carrier 35 ms after the end of its request's
-/// server span, 27 frames of Byte Buddy resolving the OTel agent's advice for a class being
-/// loaded, not truncated), the wrapper's scope presumably still open below the cut.
+/// such frame in what is left counts too: its wrapper frame, if any, is below the cut. A stack
+/// is cut short when it does not reach its thread's entry ([`THREAD_ENTRY_FRAMES`]): at JFR's
+/// depth limit (`truncated`; seen once on JDK 21: a carrier 15 ms after its span's end, deep in
+/// the OTel agent's class transformation, Byte Buddy's type pool parsing a class being loaded),
+/// or where JFR's walk stops at a call into Java from native code (seen on JDK 21 on a loaded
+/// machine: a carrier 35 ms after the end of its request's server span, 27 frames of Byte Buddy
+/// resolving the OTel agent's advice for a class being loaded, the outermost
+/// `sun.instrument.InstrumentationImpl.transform`, which the JVM calls from inside class loading;
+/// not truncated). Either way the wrapper's scope is presumably still open below the cut.
 fn in_task_wrapper(sample: &Value) -> bool {
     let Some(stack) = sample["stack"].as_array() else {
         return false;
     };
     let methods: Vec<&str> = stack.iter().filter_map(|f| f["method"].as_str()).collect();
-    let cut =
-        sample["truncated"].as_bool() == Some(true) || methods.last() == Some(&TRANSFORM_UPCALL);
+    let cut = sample["truncated"].as_bool() == Some(true)
+        || !methods
+            .last()
+            .is_some_and(|m| THREAD_ENTRY_FRAMES.contains(m));
     (cut || methods.iter().any(|m| TASK_RUN_FRAMES.contains(m)))
         && !methods.iter().any(|m| {
             m.starts_with("dev.jfrctx.tests.otel.") || m.starts_with("java.lang.VirtualThread.")
@@ -295,8 +302,21 @@ mod tests {
         ];
         assert!(in_task_wrapper(&sample(&upcall, false)));
         assert!(in_task_wrapper(&sample(&upcall[..2], true)));
-        // not cut, no wrapper frame: the hi bound applies
-        assert!(!in_task_wrapper(&sample(&upcall[..3], false)));
+        // whole stacks (down to the thread's entry) without a wrapper frame: the end bound applies
+        let idle = [
+            "java.util.concurrent.ForkJoinPool.awaitWork",
+            "java.util.concurrent.ForkJoinPool.runWorker",
+            "java.util.concurrent.ForkJoinWorkerThread.run",
+        ];
+        assert!(!in_task_wrapper(&sample(&idle, false)));
+        let pool = [
+            "java.util.concurrent.CompletableFuture.postComplete",
+            "java.util.concurrent.ThreadPoolExecutor$Worker.run",
+            "java.lang.Thread.runWith",
+            "java.lang.Thread.run",
+        ];
+        assert!(!in_task_wrapper(&sample(&pool, false)));
+        assert!(!in_task_wrapper(&Value::Null));
     }
 
     #[test]
