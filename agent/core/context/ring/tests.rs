@@ -336,65 +336,6 @@ fn a_registered_ring_of_the_pools_capacity_reuses_a_dropped_rings_memory() {
 }
 
 #[test]
-fn blocks_beyond_the_kept_number_give_their_pages_back() {
-    use_page_source(crate::runtime::pages::SOURCE);
-    // 1 024 entries: 16 KiB + 64 B, so a block holds whole pages of its own.
-    let blocks = Blocks::new(1024, 1);
-    let a = Ring::spare(&blocks, 1);
-    let b = Arc::new(Ring::spare(&blocks, 2));
-    let (a_at, b_at) = (a.as_ptr(), b.as_ptr());
-    let mut p = Producer::new(Arc::clone(&b));
-    for i in 0..1024 {
-        p.push(i + 1, 9); // every entry of b non-zero
-    }
-    drop(p);
-    let b_entry = b_at.wrapping_add(HEADER_BYTES + 512 * ENTRY_BYTES) as *const i64;
-    // SAFETY: inside b's live memory; nobody writes it now.
-    assert_ne!(unsafe { b_entry.read_volatile() }, 0);
-    drop(a);
-    assert_eq!(blocks.free(), 1, "a is kept resident");
-    drop(b);
-    assert_eq!(blocks.free(), 2, "b stays on the list");
-    // SAFETY: b's memory is a free block of a live pool: still mapped, and nobody writes it.
-    let after = unsafe { b_entry.read_volatile() };
-    assert_eq!(
-        after, 0,
-        "b's whole pages were given back, and read as zero"
-    );
-    let again = Ring::spare(&blocks, 3);
-    assert_eq!(again.as_ptr(), b_at, "the pool reuses the last freed first");
-    assert_ne!(again.as_ptr(), a_at);
-    let plain = Ring::new(16, 1, 4);
-    assert!(!plain.is_pooled());
-}
-
-#[test]
-fn pooled_blocks_are_carved_side_by_side_from_huge_page_aligned_mappings() {
-    use_page_source(crate::runtime::pages::SOURCE);
-    let blocks = Blocks::new(1024, 4);
-    let rings: Vec<Ring> = (0..3).map(|h| Ring::spare(&blocks, h)).collect();
-    let stride = (HEADER_BYTES + 1024 * ENTRY_BYTES).next_multiple_of(64);
-    assert_eq!(
-        (rings[0].as_ptr() as usize) % (2 << 20),
-        0,
-        "the first at a 2 MiB boundary"
-    );
-    for w in rings.windows(2) {
-        assert_eq!(w[1].as_ptr() as usize - w[0].as_ptr() as usize, stride);
-    }
-    assert_eq!(blocks.slab_bytes(), 2 << 20);
-    // A ring bigger than a huge page gets a mapping of its own, in whole huge pages.
-    let big = Blocks::new(1 << 18, 1);
-    let r = Ring::spare(&big, 1);
-    assert_eq!((r.as_ptr() as usize) % (2 << 20), 0);
-    assert_eq!(
-        big.slab_bytes(),
-        6 << 20,
-        "4 MiB + 64 B of ring: three huge pages"
-    );
-}
-
-#[test]
 fn the_wake_hint_and_a_growth_request_share_the_word_without_mixing() {
     let ring = Ring::new(16, 1, 1);
     ring.hint_wake(true);
