@@ -25,7 +25,7 @@ import argparse, collections, os, shutil, subprocess, sys, tempfile, time
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.dirname(os.path.dirname(here))
 sys.path.insert(0, here)
-import run as fresh  # noqa: E402  (bench/fresh/run.py: the heap settings)
+import run as fresh  # noqa: E402  (bench/fresh/run.py: options, compilation, heap settings)
 
 def jit_symbols(pid, jcmd):
     """(start, size, name) of every compiled method, from the JVM's perf map."""
@@ -88,27 +88,16 @@ def disassemble(pid, sym):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--jdk", default=os.environ.get("JFRCTX_JDK25"))
-    ap.add_argument("--javac-jdk", default=os.environ.get("JFRCTX_JDK17"))
-    ap.add_argument("--agent", default=os.path.join(root, "target/release/libjfrctx.so"))
-    ap.add_argument("--jar", default=os.path.join(root, "target/jfrctx.jar"))
-    ap.add_argument("--rate", type=int, default=2000)
-    ap.add_argument("--seconds", type=int, default=30, help="seconds recorded by perf")
-    ap.add_argument("--warmup", type=int, default=10)
-    ap.add_argument("--kind", choices=("virtual", "platform"), default="virtual")
-    ap.add_argument("--options", default="", help="agent options added to sink=jsonl:/dev/null")
+    fresh.common_args(ap, 2000, 30, 10, "seconds recorded by perf")
     ap.add_argument("--annotate", action="append", help="annotate methods containing this")
     ap.add_argument("--share", type=float, default=2.0, help="percent of a method's samples shown")
     a = ap.parse_args()
     for tool in ("perf", "objdump"):
         if not shutil.which(tool):
             sys.exit(f"profile.py: `{tool}` is not installed (Debian: linux-perf, binutils)")
-    if not a.jdk or not a.javac_jdk:
-        sys.exit("profile.py: set JFRCTX_JDK25 and JFRCTX_JDK17 (source scripts/jdks.sh) "
-                 "or pass --jdk/--javac-jdk")
-    classes = tempfile.mkdtemp(prefix="jfrctx-profile-")
-    subprocess.run([os.path.join(a.javac_jdk, "bin/javac"), "--release", "17", "-cp", a.jar,
-                    "-d", classes, os.path.join(here, "FreshThreads.java")], check=True)
+    if a.warmup < 1:
+        sys.exit("profile.py: --warmup must be at least 1 (perf starts after the warm-up)")
+    classes = fresh.compile_fresh(a, "profile.py")
     agent = f"-agentpath:{a.agent}=sink=jsonl:/dev/null" + (f",{a.options}" if a.options else "")
     # perf starts 2 s after the warm-up (1 s of hold), the threads run 6 s beyond its end: the
     # symbols and the code are read while the JVM still runs them.

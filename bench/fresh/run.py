@@ -91,25 +91,37 @@ def run(java, classes, jar, agent, options, mode, rate, seconds, warmup, kind="v
     groups.subtract(before)
     return n, groups, wall, rss
 
-def main():
-    ap = argparse.ArgumentParser()
+def common_args(ap, rate, seconds, warmup, seconds_help):
+    """The options this script and profile.py share, with their defaults."""
     ap.add_argument("--jdk", default=os.environ.get("JFRCTX_JDK25"))
     ap.add_argument("--javac-jdk", default=os.environ.get("JFRCTX_JDK17"))
     ap.add_argument("--agent", default=os.path.join(root, "target/release/libjfrctx.so"))
     ap.add_argument("--jar", default=os.path.join(root, "target/jfrctx.jar"))
-    ap.add_argument("--rate", type=int, default=20000)
-    ap.add_argument("--seconds", type=int, default=10)
-    ap.add_argument("--rounds", type=int, default=2)
-    ap.add_argument("--warmup", type=int, default=5, help="seconds run first and left out (0: none)")
+    ap.add_argument("--rate", type=int, default=rate)
+    ap.add_argument("--seconds", type=int, default=seconds, help=seconds_help)
+    ap.add_argument("--warmup", type=int, default=warmup, help="seconds run first and left out (0: none)")
     ap.add_argument("--kind", choices=("virtual", "platform"), default="virtual",
-                    help="fresh virtual threads (JDK 21+; the carriers are ForkJoinPool-*) or platform threads")
-    ap.add_argument("--options", default="", help="agent options added to sink=jsonl:/dev/null (e.g. spares=off)")
-    a = ap.parse_args()
+                    help="fresh virtual threads (JDK 21+; the carriers are ForkJoinPool-*) or "
+                    "platform threads")
+    ap.add_argument("--options", default="",
+                    help="agent options added to sink=jsonl:/dev/null (e.g. spares=off)")
+
+def compile_fresh(a, tool):
+    """FreshThreads.java compiled against the facade jar: the classes' directory."""
     if not a.jdk or not a.javac_jdk:
-        sys.exit("run.py: set JFRCTX_JDK25 and JFRCTX_JDK17 (source scripts/jdks.sh) or pass --jdk/--javac-jdk")
+        sys.exit(f"{tool}: set JFRCTX_JDK25 and JFRCTX_JDK17 (source scripts/jdks.sh) or pass "
+                 "--jdk/--javac-jdk")
     classes = tempfile.mkdtemp(prefix="jfrctx-fresh-")
-    subprocess.run([os.path.join(a.javac_jdk, "bin/javac"), "--release", "17", "-cp", a.jar, "-d", classes,
-                    os.path.join(here, "FreshThreads.java")], check=True)
+    subprocess.run([os.path.join(a.javac_jdk, "bin/javac"), "--release", "17", "-cp", a.jar,
+                    "-d", classes, os.path.join(here, "FreshThreads.java")], check=True)
+    return classes
+
+def main():
+    ap = argparse.ArgumentParser()
+    common_args(ap, 20000, 10, 5, "seconds measured")
+    ap.add_argument("--rounds", type=int, default=2)
+    a = ap.parse_args()
+    classes = compile_fresh(a, "run.py")
     java = os.path.join(a.jdk, "bin/java")
     print(f"{a.rate} fresh {a.kind} threads/s for {a.seconds} s after {a.warmup} s of warm-up; "
           "CPU ns per thread by thread group")
