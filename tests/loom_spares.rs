@@ -9,14 +9,15 @@
 //! track, so the protocol is modelled with loom's atomics and the same orderings:
 //!
 //! * producer (`SpareQueue::publish`, one at a time under the registry's lock): `h = head`
-//!   (Acquire); publishes spare `t` only while `t - h < SLOTS`: slot `t mod SLOTS` (Relaxed), then
-//!   `tail = t + 1` (Release).
-//! * taker (`RingWriter.takeSpare`): `h = head` (Acquire), `t = tail` (Acquire), none if
-//!   `h >= t`; reads slot `h` (Relaxed), then compare-and-set `head` from `h` to `h + 1`
-//!   (AcqRel); owns what it read only if that succeeded, else tries again.
+//!   (Acquire); publishes spare `t` only while `t - h < SLOTS`: slot `t mod SLOTS`, its address
+//!   and its handle (Relaxed), then `tail = t + 1` (Release).
+//! * taker (`RingWriter.reserveSpare`): `h = head` (Acquire), `t = tail` (Acquire), none if
+//!   `h >= t`; reads slot `h`'s address and handle (Relaxed), then compare-and-set `head` from
+//!   `h` to `h + 1` (AcqRel); owns what it read only if that succeeded, else tries again.
 //!
-//! Checked in every interleaving with up to three preemptions: each spare is taken by exactly one taker, and a taker gets the
-//! value published for the index it took (never a later lap's). The negative control reads the
+//! Checked in every interleaving with up to three preemptions: each spare is taken by exactly one
+//! taker, and a taker gets the address and the handle published for the index it took (never a
+//! later lap's, nor one of each). The negative control reads the
 //! slot after the compare-and-set instead of before: loom finds a taker that got a later lap's
 //! spare (two threads with one ring).
 #![cfg(loom)]
@@ -32,12 +33,18 @@ const SPARES: i64 = 3;
 struct Queue {
     head: AtomicI64,
     tail: AtomicI64,
-    slots: Vec<AtomicI64>,
+    /// Each slot's address and handle.
+    slots: Vec<(AtomicI64, AtomicI64)>,
 }
 
-/// The value published as spare `i` (distinct per index).
+/// The value published as spare `i`'s address (distinct per index).
 fn spare(i: i64) -> i64 {
     100 + i
+}
+
+/// The value published as spare `i`'s handle.
+fn handle(i: i64) -> i64 {
+    500 + i
 }
 
 impl Queue {
@@ -45,7 +52,9 @@ impl Queue {
         Queue {
             head: AtomicI64::new(0),
             tail: AtomicI64::new(0),
-            slots: (0..SLOTS).map(|_| AtomicI64::new(-1)).collect(),
+            slots: (0..SLOTS)
+                .map(|_| (AtomicI64::new(-1), AtomicI64::new(-1)))
+                .collect(),
         }
     }
 
@@ -55,32 +64,40 @@ impl Queue {
         if t - h >= SLOTS {
             return false;
         }
-        self.slots[(t % SLOTS) as usize].store(spare(t), Ordering::Relaxed);
+        let (address, h) = &self.slots[(t % SLOTS) as usize];
+        address.store(spare(t), Ordering::Relaxed);
+        h.store(handle(t), Ordering::Relaxed);
         self.tail.store(t + 1, Ordering::Release);
         true
     }
 
-    /// One take: `(index, value)` owned, `None` when none is waiting.
-    fn take(&self, read_after_cas: bool) -> Option<(i64, i64)> {
+    /// One take: `(index, address, handle)` owned, `None` when none is waiting.
+    fn take(&self, read_after_cas: bool) -> Option<(i64, i64, i64)> {
         loop {
             let h = self.head.load(Ordering::Acquire);
             let t = self.tail.load(Ordering::Acquire);
             if h >= t {
                 return None;
             }
-            let slot = &self.slots[(h % SLOTS) as usize];
-            let before = slot.load(Ordering::Relaxed);
+            let (address, handle) = &self.slots[(h % SLOTS) as usize];
+            let before = (
+                address.load(Ordering::Relaxed),
+                handle.load(Ordering::Relaxed),
+            );
             if self
                 .head
                 .compare_exchange(h, h + 1, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
             {
-                let v = if read_after_cas {
-                    slot.load(Ordering::Relaxed)
+                let (a, k) = if read_after_cas {
+                    (
+                        address.load(Ordering::Relaxed),
+                        handle.load(Ordering::Relaxed),
+                    )
                 } else {
                     before
                 };
-                return Some((h, v));
+                return Some((h, a, k));
             }
             loom::thread::yield_now();
         }
@@ -107,22 +124,23 @@ fn model(read_after_cas: bool) {
                 break; // no room yet: the takers have not moved head
             }
         }
-        let mut all: Vec<(i64, i64)> = takers
+        let mut all: Vec<(i64, i64, i64)> = takers
             .into_iter()
             .filter_map(|h| h.join().unwrap())
             .collect();
-        for &(i, v) in &all {
+        for &(i, a, k) in &all {
             assert_eq!(
-                v,
+                a,
                 spare(i),
-                "taker of spare {i} got {v}: another lap's spare"
+                "taker of spare {i} got {a}: another lap's spare"
             );
+            assert_eq!(k, handle(i), "taker of spare {i} got handle {k}");
         }
         all.sort_unstable();
         let n = all.len();
         all.dedup_by_key(|x| x.0);
         assert_eq!(all.len(), n, "a spare taken twice");
-        for (k, &(i, _)) in all.iter().enumerate() {
+        for (k, &(i, _, _)) in all.iter().enumerate() {
             assert_eq!(i, k as i64, "spares taken in order, none skipped");
         }
     });

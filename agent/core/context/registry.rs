@@ -19,7 +19,7 @@
 //! a thread from claiming a spare while it holds a ring (`RingPool`'s per-thread mark).
 
 use super::ring::Ring;
-use super::spares::SpareQueue;
+use super::spares::{Spare, SpareQueue};
 use ahash::RandomState;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -169,13 +169,17 @@ impl RingRegistry {
         if n == 0 {
             return 0;
         }
-        let mut addresses = Vec::with_capacity(n);
+        let mut made = Vec::with_capacity(n);
         for _ in 0..n {
             let ring = make();
-            addresses.push(ring.as_ptr());
+            made.push(Spare {
+                address: ring.as_ptr(),
+                handle: ring.handle(),
+                capacity: ring.capacity(),
+            });
             self.spares.push(ring);
         }
-        let published = self.queue.publish(&addresses);
+        let published = self.queue.publish(&made);
         debug_assert_eq!(published, n, "room was checked under the lock");
         n
     }

@@ -9,14 +9,20 @@
 //! |---|---|---|---|
 //! | 0 | `head` | Java (compare-and-set) | spares taken so far |
 //! | 1 | `slots` | agent, at creation | [`SLOTS`], a power of two |
+//! | 2 | `capacity` | agent, before a publication's `tail` | entries of the spares published |
 //! | 8 | `tail` | agent (release store) | spares published so far (its own cache line, away from `head`) |
-//! | 16 + `i mod SLOTS` | slot | agent | the address of spare number `i` |
+//! | 16 + 2 (`i mod SLOTS`) | slot | agent | the address of spare number `i` |
+//! | 17 + 2 (`i mod SLOTS`) | slot | agent | its handle |
 //!
 //! A take reads `head` (`h`), then `tail` (acquire); `h == tail` is empty. It reads slot `h`
-//! *before* it moves `head` from `h` to `h + 1` with a compare-and-set, and owns that spare only
-//! if the compare-and-set succeeds. The agent writes the slot of spare `t` only while
-//! `t - head < SLOTS`: a slot is written again only once `head` has passed its previous spare, so
-//! a take whose compare-and-set succeeded read its slot before that. Spares are taken in the
+//! (the address, then the handle, one cache line) and `capacity` *before* it moves `head` from
+//! `h` to `h + 1` with a compare-and-set, and owns that spare only if the compare-and-set
+//! succeeds. With the handle and the capacity from the queue the taker reads nothing of the
+//! ring's own memory before its first transition, which claims the ring (ARCHITECTURE.md,
+//! "Spare rings": the ring's header is cold memory, and a load of it was half of a first
+//! context). The agent writes the slot of spare `t` only while `t - head < SLOTS`: a slot is
+//! written again only once `head` has passed its previous spare, so a take whose compare-and-set
+//! succeeded read its slot before that. Spares are taken in the
 //! order they were published, the order the registry made them (which the registry's adoption of
 //! claims relies on, see `registry`).
 //!
@@ -31,9 +37,18 @@ pub const SLOTS: usize = 1024;
 /// default ring).
 pub const MIN_WAITING: usize = 64;
 const HEAD: usize = 0;
-const CAPACITY: usize = 1;
+const SLOT_COUNT: usize = 1;
+const RING_CAPACITY: usize = 2;
 const TAIL: usize = 8;
 const FIRST_SLOT: usize = 16;
+
+/// A spare as published: its ring's address, handle and capacity (entries).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spare {
+    pub address: *mut u8,
+    pub handle: u64,
+    pub capacity: usize,
+}
 
 /// How many spares to keep waiting after `taken` were taken since the last top-up: twice that
 /// (a round's takes, with room for a round twice as busy), within `MIN_WAITING..=SLOTS`. A take
@@ -51,9 +66,11 @@ pub struct SpareQueue {
 impl Default for SpareQueue {
     fn default() -> Self {
         let q = SpareQueue {
-            words: (0..FIRST_SLOT + SLOTS).map(|_| AtomicI64::new(0)).collect(),
+            words: (0..FIRST_SLOT + 2 * SLOTS)
+                .map(|_| AtomicI64::new(0))
+                .collect(),
         };
-        q.words[CAPACITY].store(SLOTS as i64, Ordering::Relaxed);
+        q.words[SLOT_COUNT].store(SLOTS as i64, Ordering::Relaxed);
         q
     }
 }
@@ -85,40 +102,57 @@ impl SpareQueue {
         SLOTS - self.waiting().min(SLOTS)
     }
 
-    fn slot(&self, i: u64) -> &AtomicI64 {
-        &self.words[FIRST_SLOT + (i % SLOTS as u64) as usize]
+    /// Spare `i`'s two words: its address and its handle.
+    fn slot(&self, i: u64) -> (&AtomicI64, &AtomicI64) {
+        let w = FIRST_SLOT + 2 * (i % SLOTS as u64) as usize;
+        (&self.words[w], &self.words[w + 1])
     }
 
-    /// Publishes the spares at `addresses`, oldest first (the producer only, at most
-    /// [`SpareQueue::room`] of them; the rest are not published and their count is returned
-    /// short).
-    pub fn publish(&self, addresses: &[*mut u8]) -> usize {
+    /// Publishes `spares`, oldest first (the producer only, at most [`SpareQueue::room`] of them;
+    /// the rest are not published and their count is returned short). They share one capacity
+    /// (the agent's ring size), which Java reads from the queue.
+    pub fn publish(&self, spares: &[Spare]) -> usize {
         let t = self.published();
-        let n = addresses.len().min(self.room());
-        for (k, a) in addresses[..n].iter().enumerate() {
-            self.slot(t + k as u64).store(*a as i64, Ordering::Relaxed);
+        let n = spares.len().min(self.room());
+        for (k, spare) in spares[..n].iter().enumerate() {
+            let (address, handle) = self.slot(t + k as u64);
+            address.store(spare.address as i64, Ordering::Relaxed);
+            handle.store(spare.handle as i64, Ordering::Relaxed);
+            debug_assert_eq!(spare.capacity, spares[0].capacity, "one capacity per queue");
+            self.words[RING_CAPACITY].store(spare.capacity as i64, Ordering::Relaxed);
         }
         // The slots before the new tail (release: a take that sees it sees them).
         self.words[TAIL].store((t + n as u64) as i64, Ordering::Release);
         n
     }
 
-    /// A take as Java's `RingWriter.takeSpare` does it (tests only: Java is the consumer): the
-    /// oldest spare's address, `None` when none is waiting.
+    /// A take as Java's `RingWriter.reserveSpare` does it (tests only: Java is the consumer):
+    /// the oldest spare's address, `None` when none is waiting.
     #[cfg(test)]
     pub fn take(&self) -> Option<i64> {
+        self.take_spare().map(|(address, _, _)| address)
+    }
+
+    /// The same take with the handle and the capacity read from the queue.
+    #[cfg(test)]
+    pub fn take_spare(&self) -> Option<(i64, i64, i64)> {
         loop {
             let h = self.words[HEAD].load(Ordering::Acquire);
             let t = self.words[TAIL].load(Ordering::Acquire);
             if h >= t {
                 return None;
             }
-            let ring = self.slot(h as u64).load(Ordering::Relaxed);
+            let (address, handle) = self.slot(h as u64);
+            let spare = (
+                address.load(Ordering::Relaxed),
+                handle.load(Ordering::Relaxed),
+                self.words[RING_CAPACITY].load(Ordering::Relaxed),
+            );
             if self.words[HEAD]
                 .compare_exchange(h, h + 1, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok()
             {
-                return Some(ring);
+                return Some(spare);
             }
         }
     }
@@ -131,6 +165,19 @@ mod tests {
 
     fn addr(i: usize) -> *mut u8 {
         (0x1000 + 64 * i) as *mut u8
+    }
+
+    /// Spare `i` of the tests: its handle is `i + 7`, its capacity 1024.
+    fn spare(i: usize) -> Spare {
+        Spare {
+            address: addr(i),
+            handle: i as u64 + 7,
+            capacity: 1024,
+        }
+    }
+
+    fn spares(range: std::ops::Range<usize>) -> Vec<Spare> {
+        range.map(spare).collect()
     }
 
     #[test]
@@ -146,9 +193,13 @@ mod tests {
     fn spares_come_out_in_the_order_published() {
         let q = SpareQueue::default();
         assert_eq!(q.take(), None);
-        assert_eq!(q.publish(&[addr(1), addr(2)]), 2);
+        assert_eq!(q.publish(&spares(1..3)), 2);
         assert_eq!(q.waiting(), 2);
-        assert_eq!(q.take(), Some(addr(1) as i64));
+        assert_eq!(
+            q.take_spare(),
+            Some((addr(1) as i64, 8, 1024)),
+            "address, handle, capacity"
+        );
         assert_eq!(q.take(), Some(addr(2) as i64));
         assert_eq!(q.take(), None);
         assert_eq!((q.taken(), q.published(), q.waiting()), (2, 2, 0));
@@ -157,18 +208,18 @@ mod tests {
     #[test]
     fn a_full_queue_publishes_no_more_until_a_take() {
         let q = SpareQueue::default();
-        let all: Vec<*mut u8> = (0..SLOTS + 5).map(addr).collect();
-        assert_eq!(q.publish(&all), SLOTS);
+        assert_eq!(q.publish(&spares(0..SLOTS + 5)), SLOTS);
         assert_eq!(q.room(), 0);
-        assert_eq!(q.publish(&[addr(9999)]), 0);
+        assert_eq!(q.publish(&[spare(9999)]), 0);
         assert_eq!(q.take(), Some(addr(0) as i64));
         assert_eq!(
-            q.publish(&[addr(SLOTS)]),
+            q.publish(&[spare(SLOTS)]),
             1,
             "the taken spare's slot is free"
         );
         for i in 1..=SLOTS {
-            assert_eq!(q.take(), Some(addr(i) as i64));
+            let handle = i as i64 + 7;
+            assert_eq!(q.take_spare(), Some((addr(i) as i64, handle, 1024)));
         }
         assert_eq!(q.take(), None);
     }
@@ -183,9 +234,12 @@ mod tests {
                 std::thread::spawn(move || {
                     let mut got = Vec::new();
                     while got.len() < total {
-                        match q.take() {
-                            Some(a) if a < 0 => break, // the end mark
-                            Some(a) => got.push(a),
+                        match q.take_spare() {
+                            Some((a, _, _)) if a < 0 => break, // the end mark
+                            Some((a, h, _)) => {
+                                assert_eq!(h, (a - 0x1000) / 64 + 7, "the spare's own handle");
+                                got.push(a);
+                            }
                             None => std::hint::spin_loop(),
                         }
                     }
@@ -195,10 +249,13 @@ mod tests {
             .collect();
         let mut next = 0usize;
         while next < total {
-            let batch: Vec<*mut u8> = (next..total.min(next + 100)).map(addr).collect();
-            next += q.publish(&batch);
+            next += q.publish(&spares(next..total.min(next + 100)));
         }
-        let ends: Vec<*mut u8> = (0..4).map(|_| -1isize as *mut u8).collect();
+        let end = Spare {
+            address: -1isize as *mut u8,
+            ..spare(0)
+        };
+        let ends = [end; 4];
         let mut sent = 0;
         while sent < ends.len() {
             sent += q.publish(&ends[sent..]);

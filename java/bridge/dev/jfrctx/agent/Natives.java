@@ -45,7 +45,7 @@ public final class Natives {
 
     /**
      * The agent's spare queue, from which a thread's first context takes a ring without a JNI
-     * call ({@link RingPool}, {@link RingWriter#takeSpare}); asking for it the first time starts
+     * call ({@link RingPool}, {@link RingWriter#reserveSpare}); asking for it the first time starts
      * its keeping (the agent's worker tops it up every round).
      *
      * @return the queue's address (layout: ARCHITECTURE.md, "Spare rings"), 0 when the agent

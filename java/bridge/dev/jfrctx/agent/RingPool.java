@@ -3,17 +3,18 @@ package dev.jfrctx.agent;
 /**
  * Spare rings: rings the agent made in advance and published on its spare queue
  * ({@code Natives.spareQueue}), from which a thread's first context takes one without a JNI call
- * ({@link RingWriter#takeSpare}: a compare-and-set on the queue's memory). The thread claims it
- * by writing its id into the ring's header; the agent registers the ring as that thread's at its
- * next look (ARCHITECTURE.md, "Spare rings"). The agent's worker tops the queue up every round,
+ * ({@link RingWriter#reserveSpare}: a compare-and-set on the queue's memory). The thread claims
+ * it by writing its id into the ring's header with its first transition
+ * ({@link RingWriter#claimFirst}); the agent registers the ring as that thread's at its next look
+ * (ARCHITECTURE.md, "Spare rings"). The agent's worker tops the queue up every round,
  * to twice what was taken since the round before (at least 64); a take that finds none waiting
  * returns 0 and the thread registers through JNI. No thread, lock or object of this class is
  * involved in a take. One class in the boot loader for every copy of the facade, like
  * {@link Definitions}.
  *
  * <p>One thread, one ring, whichever copies of the facade write on it: a thread that holds a ring
- * (taken here, or registered through {@code Natives.register} and announced with
- * {@link #joined}) is marked, and a marked thread takes no spare ({@link #take} returns 0) — its
+ * (reserved here, or registered through {@code Natives.register} and announced with
+ * {@link #joined}) is marked, and a marked thread takes no spare ({@link #reserve} returns 0) — its
  * other copies register through {@code Natives.register}, which finds the same ring. The mark
  * counts the copies holding the ring on this thread; it goes when the last one hands the ring
  * back ({@link #left}). A copy whose holder is released by its Cleaner (from another thread)
@@ -30,9 +31,6 @@ package dev.jfrctx.agent;
  */
 public final class RingPool {
     private RingPool() {}
-
-    /** Byte offset of the ring's handle in the header. */
-    private static final long HANDLE = 40;
 
     /** The ring this thread holds, and how many facade copies on it hold it. */
     private static final class Mark {
@@ -58,15 +56,15 @@ public final class RingPool {
     }
 
     /**
-     * Takes a spare ring for the calling thread and claims it.
+     * Reserves a spare ring for the calling thread, which claims it with its first transition
+     * ({@link RingWriter#claimFirst}, before any other write to the ring).
      *
-     * @param javaThreadId the calling thread's id
-     * @return the ring's address (its header's handle and capacity set), or 0 when the thread
-     *     already holds a ring (register through {@code Natives.register} instead), or none
-     *     was waiting
+     * @param out receives the ring's handle ({@code out[0]}) and capacity ({@code out[1]})
+     * @return the ring's address, or 0 when the thread already holds a ring (register through
+     *     {@code Natives.register} instead), or none was waiting
      * @throws Throwable never: declared by the ring writer's method handles
      */
-    public static long take(long javaThreadId) throws Throwable {
+    public static long reserve(long[] out) throws Throwable {
         if (disabled || MARK.get() != null) {
             return 0;
         }
@@ -74,14 +72,30 @@ public final class RingPool {
         if (q == 0 && (q = open()) == 0) {
             return 0;
         }
-        long ring = RingWriter.takeSpare(q, javaThreadId);
+        long ring = RingWriter.reserveSpare(q, out);
         if (ring == 0) {
             return 0;
         }
-        MARK.set(new Mark(RingWriter.get(ring + HANDLE)));
-        // A safepoint poll between the claim and the caller's first transition, as the JNI
+        MARK.set(new Mark(out[0]));
+        // A safepoint poll between the take and the caller's first transition, as the JNI
         // registration has on its way back (see SafepointPoll).
         SafepointPoll.here();
+        return ring;
+    }
+
+    /**
+     * Takes a spare ring for the calling thread and claims it at once: {@link #reserve} and
+     * {@link RingWriter#claim}, for facades built before {@link #reserve}.
+     *
+     * @param javaThreadId the calling thread's id
+     * @return the ring's address (its header's handle and capacity set), or 0 as {@link #reserve}
+     * @throws Throwable never: declared by the ring writer's method handles
+     */
+    public static long take(long javaThreadId) throws Throwable {
+        long ring = reserve(new long[2]);
+        if (ring != 0) {
+            RingWriter.claim(ring, javaThreadId);
+        }
         return ring;
     }
 

@@ -130,25 +130,57 @@ public final class RingWriter {
         PUT_LONG.invokeExact(ring + CLAIM, javaThreadId + 1);
     }
 
-    /** Byte offsets in the spare queue: words 0, 1, 8 and 16 (ARCHITECTURE.md, "Spare rings"). */
+    /**
+     * Claims the spare ring at {@code ring} ({@link #claim}) and appends its first transition,
+     * to context {@code id}, as {@link #transition} would on a ring whose {@code head} is 0 —
+     * without reading anything of the ring. A spare's memory is cold on the taking core: a load
+     * of its header waits for the line, and so does any fence after a store to it, so a spare's
+     * opening stores to it last and reads nothing of it (ARCHITECTURE.md, "Spare rings"). Only
+     * the thread that reserved the ring ({@code RingPool.reserve}) may call it, before any other
+     * write to the ring; again after a {@link StackOverflowError} in it (it writes the same).
+     *
+     * @param ring the ring's address
+     * @param javaThreadId the calling thread's id
+     * @param id the context id installed from now on
+     * @throws Throwable never: declared by the method handles' {@code invokeExact}
+     */
+    public static void claimFirst(long ring, long javaThreadId, long id) throws Throwable {
+        STORE_FENCE.invokeExact(); // claim = id + 1 with release semantics
+        PUT_LONG.invokeExact(ring + CLAIM, javaThreadId + 1);
+        PUT_LONG.invokeExact(ring + HEAD, 1L);
+        STORE_STORE_FENCE.invokeExact(); // the entry after the odd head, as in transition
+        long t = System.nanoTime();
+        PUT_LONG.invokeExact(ring + ENTRIES, t);
+        PUT_LONG.invokeExact(ring + ENTRIES + 8, id);
+        STORE_FENCE.invokeExact(); // head = 2 with release semantics
+        PUT_LONG.invokeExact(ring + HEAD, 2L);
+    }
+
+    /**
+     * Byte offsets in the spare queue: words 0, 1, 2, 8, and from 16 two words per slot
+     * (ARCHITECTURE.md, "Spare rings").
+     */
     private static final long QUEUE_HEAD = 0;
     private static final long QUEUE_SLOTS = 8;
+    private static final long QUEUE_CAPACITY = 16;
     private static final long QUEUE_TAIL = 64;
     private static final long QUEUE_FIRST_SLOT = 128;
 
     /**
-     * Takes the oldest spare ring from the agent's spare queue at {@code queue} and claims it for
-     * the calling thread: reads {@code head} and {@code tail} (acquire); none when they are
-     * equal; else reads slot {@code head}, then moves {@code head} on by one with a
-     * compare-and-set, and owns the ring only if that succeeded (the agent writes a slot again
-     * only once {@code head} has passed it), retrying otherwise.
+     * Reserves the oldest spare ring of the agent's spare queue at {@code queue} for the calling
+     * thread, without claiming it: reads {@code head} and {@code tail} (acquire); none when they
+     * are equal; else reads slot {@code head} (the ring's address and handle) and the spares'
+     * capacity, then moves {@code head} on by one with a compare-and-set, and owns the ring only
+     * if that succeeded (the agent writes a slot again only once {@code head} has passed it),
+     * retrying otherwise. Nothing of the ring itself is read: its first transition claims it
+     * ({@link #claimFirst}).
      *
      * @param queue the queue's address ({@code Natives.spareQueue})
-     * @param javaThreadId the calling thread's id
-     * @return the claimed ring's address, 0 when none was waiting
+     * @param out receives the ring's handle ({@code out[0]}) and capacity ({@code out[1]})
+     * @return the reserved ring's address, 0 when none was waiting
      * @throws Throwable never: declared by the method handles' {@code invokeExact}
      */
-    public static long takeSpare(long queue, long javaThreadId) throws Throwable {
+    public static long reserveSpare(long queue, long[] out) throws Throwable {
         long mask = (long) GET_LONG.invokeExact(queue + QUEUE_SLOTS) - 1;
         while (true) {
             long h = (long) GET_LONG_ACQUIRE.invokeExact(queue + QUEUE_HEAD);
@@ -156,9 +188,13 @@ public final class RingWriter {
             if (h >= t) {
                 return 0;
             }
-            long ring = (long) GET_LONG.invokeExact(queue + QUEUE_FIRST_SLOT + ((h & mask) << 3));
+            long slot = queue + QUEUE_FIRST_SLOT + ((h & mask) << 4);
+            long ring = (long) GET_LONG.invokeExact(slot);
+            long handle = (long) GET_LONG.invokeExact(slot + 8);
+            long capacity = (long) GET_LONG.invokeExact(queue + QUEUE_CAPACITY);
             if ((boolean) CAS_LONG.invokeExact(queue + QUEUE_HEAD, h, h + 1)) {
-                claim(ring, javaThreadId);
+                out[0] = handle;
+                out[1] = capacity;
                 return ring;
             }
         }
@@ -185,13 +221,21 @@ public final class RingWriter {
      */
     static void warm() throws Throwable {
         java.nio.ByteBuffer ring = java.nio.ByteBuffer.allocateDirect(ENTRIES + 2 * 16);
-        java.nio.ByteBuffer queue = java.nio.ByteBuffer.allocateDirect((int) QUEUE_FIRST_SLOT + 8);
+        java.nio.ByteBuffer queue = java.nio.ByteBuffer.allocateDirect((int) QUEUE_FIRST_SLOT + 16);
         long r = address(ring);
         long q = address(queue);
         PUT_LONG.invokeExact(q + QUEUE_SLOTS, 1L);
+        PUT_LONG.invokeExact(q + QUEUE_CAPACITY, 2L);
         PUT_LONG.invokeExact(q + QUEUE_TAIL, 1L);
         PUT_LONG.invokeExact(q + QUEUE_FIRST_SLOT, r);
-        if (takeSpare(q, 0) != r || transition(r, 1, 0) != 0 || get(r + HEAD) != 2) {
+        PUT_LONG.invokeExact(q + QUEUE_FIRST_SLOT + 8, 7L);
+        long[] taken = new long[2];
+        if (reserveSpare(q, taken) != r || taken[0] != 7 || taken[1] != 2) {
+            throw new IllegalStateException("the ring writer misread its scratch queue");
+        }
+        claimFirst(r, 0, 0);
+        claim(r, 0);
+        if (transition(r, 1, 0) != 1 || get(r + HEAD) != 4) {
             throw new IllegalStateException("the ring writer misread its scratch ring");
         }
         retire(r);

@@ -26,12 +26,15 @@ public final class AgentLink {
     private static final String RING_POOL = "dev.jfrctx.agent.RingPool";
 
     /**
-     * {@code RingPool.take(long) → long} (a ring's address), {@code RingPool.joined(long)} and
-     * {@code RingPool.left(long)}: a thread's first ring taken from the agent's spares without a
-     * JNI call; all null with an agent that has none or without the ring writer, which spares are
-     * written through (every ring is then registered through {@code Natives.register}).
+     * {@code RingPool.reserve(long[]) → long} (a ring's address), {@code RingPool.joined(long)},
+     * {@code RingPool.left(long)} and {@code RingWriter.claimFirst(long, long, long)}: a thread's
+     * first ring taken from the agent's spares without a JNI call, and claimed by its first
+     * transition; all null with an agent that has none (or not all) or without the ring writer,
+     * which spares are written through (every ring is then registered through
+     * {@code Natives.register}).
      */
-    private static final MethodHandle TAKE_SPARE;
+    private static final MethodHandle RESERVE_SPARE;
+    static final MethodHandle RING_CLAIM_FIRST;
     private static final MethodHandle JOINED;
     private static final MethodHandle LEFT;
 
@@ -179,21 +182,26 @@ public final class AgentLink {
         GROW_ADDRESS = live && RING_TRANSITION != null
                 ? optional(natives, "growAddress", MethodType.methodType(long.class, long.class, int.class))
                 : null;
-        MethodHandle take = null;
+        MethodHandle reserve = null;
         MethodHandle joined = null;
         MethodHandle left = null;
+        MethodHandle claimFirst = null;
         if (live && RING_TRANSITION != null) {
             try {
                 Class<?> pool = Class.forName(RING_POOL, true, null);
                 MethodHandles.Lookup lookup = MethodHandles.publicLookup();
-                take = lookup.findStatic(pool, "take", MethodType.methodType(long.class, long.class));
+                reserve = lookup.findStatic(pool, "reserve",
+                        MethodType.methodType(long.class, long[].class));
                 joined = lookup.findStatic(pool, "joined", MethodType.methodType(void.class, long.class));
                 left = lookup.findStatic(pool, "left", MethodType.methodType(void.class, long.class));
+                claimFirst = lookup.findStatic(Class.forName(RING_WRITER, true, null), "claimFirst",
+                        MethodType.methodType(void.class, long.class, long.class, long.class));
             } catch (Throwable absent) {
-                take = joined = left = null; // an agent without spares: register through JNI
+                reserve = joined = left = claimFirst = null; // an agent without spares: register
             }
         }
-        TAKE_SPARE = take;
+        RESERVE_SPARE = reserve;
+        RING_CLAIM_FIRST = claimFirst;
         REGISTER_ADDRESS = live && RING_TRANSITION != null
                 ? optional(natives, "registerAddress", MethodType.methodType(long.class, long.class, int.class))
                 : null;
@@ -358,21 +366,21 @@ public final class AgentLink {
     }
 
     /**
-     * Takes a spare ring for the calling thread ({@code RingPool.take}, no JNI call in the usual
-     * case).
+     * Reserves a spare ring for the calling thread ({@code RingPool.reserve}, no JNI call in the
+     * usual case); its first transition claims it ({@link #RING_CLAIM_FIRST}).
      *
-     * @param javaThreadId the calling thread's Java thread id
+     * @param out receives the ring's handle ({@code out[0]}) and capacity ({@code out[1]})
      * @return the ring's address, or 0: the thread already holds a ring, none was to be had, or
      *     the agent has no spares (then {@link #register})
      */
-    static long takeSpare(long javaThreadId) {
-        if (!live || TAKE_SPARE == null) {
+    static long reserveSpare(long[] out) {
+        if (!live || RESERVE_SPARE == null) {
             return 0;
         }
         try {
-            return (long) TAKE_SPARE.invokeExact(javaThreadId);
+            return (long) RESERVE_SPARE.invokeExact(out);
         } catch (Throwable t) {
-            fail("RingPool.take", t);
+            fail("RingPool.reserve", t);
             return 0;
         }
     }

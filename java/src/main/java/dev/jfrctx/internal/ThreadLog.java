@@ -70,6 +70,13 @@ public final class ThreadLog {
      */
     private long grownAt;
     private ByteBuffer grown;
+    /**
+     * A spare ring reserved from the agent's queue and not claimed yet (its address), with the
+     * claiming thread's id + 1: {@link #address} is 0 meanwhile, so the first transition claims
+     * it ({@link #claimSpare}) out of the switch's inlined path.
+     */
+    private long spare;
+    private long claimer;
     private int mask;
     private final long handle;
     /**
@@ -120,9 +127,37 @@ public final class ThreadLog {
         this.n = -1;
     }
 
+    /**
+     * Wraps a spare ring reserved from the agent's queue ({@code RingPool.reserve}), with the
+     * handle and capacity the queue gave: nothing of the ring is read (its memory is cold here;
+     * ARCHITECTURE.md, "Spare rings"). The first transition claims it for thread
+     * {@code javaThreadId}.
+     *
+     * @param spare the ring's address
+     * @param handle its handle
+     * @param capacity its capacity
+     * @param javaThreadId the calling thread's id
+     * @throws IllegalArgumentException when the capacity is not a positive power of two or there
+     *     is no ring writer
+     */
+    ThreadLog(long spare, long handle, long capacity, long javaThreadId) {
+        if (spare == 0 || AgentLink.RING_TRANSITION == null || AgentLink.RING_CLAIM_FIRST == null) {
+            throw new IllegalArgumentException("jfrctx: a spare needs the agent's ring writer");
+        }
+        this.spare = spare;
+        this.claimer = javaThreadId + 1;
+        this.mask = maskOf(capacity);
+        this.handle = handle;
+        this.n = -1;
+    }
+
     /** The index mask of the ring at {@code address}, from its header's capacity. */
     private static int maskAt(long address) {
-        long capacity = get(address + CAPACITY);
+        return maskOf(get(address + CAPACITY));
+    }
+
+    /** The index mask of a ring of {@code capacity} entries. */
+    private static int maskOf(long capacity) {
         if (capacity <= 0 || capacity > Integer.MAX_VALUE || (capacity & (capacity - 1)) != 0) {
             throw new IllegalArgumentException("jfrctx: bad ring capacity " + capacity);
         }
@@ -142,7 +177,7 @@ public final class ThreadLog {
 
     /** The word at byte offset {@code offset} of the ring, through whichever path writes it. */
     private long word(int offset) {
-        long a = address;
+        long a = address != 0 ? address : spare;
         return a != 0 && AgentLink.RING_GET != null ? get(a + offset) : words.get(offset / 8);
     }
 
@@ -194,14 +229,15 @@ public final class ThreadLog {
      * @return true with the ring writer
      */
     public boolean usesRingWriter() {
-        return address != 0;
+        return address != 0 || spare != 0;
     }
 
     /**
      * Opens a ring for the calling thread: a spare from the agent (no JNI call), else one
      * registered through {@code Natives.registerAddress} (or {@code Natives.register} without
      * the ring writer): the thread already holds a ring through another copy of the facade, no
-     * spare was to be had, or the agent makes none (the default).
+     * spare was to be had, or the agent makes none ({@code spares=off}). A spare is claimed by
+     * the log's first transition.
      *
      * @param owned the thread's private contexts, released with the ring if the thread ends with
      *     scopes open
@@ -210,7 +246,8 @@ public final class ThreadLog {
     static ThreadLog openForCurrentThread(OwnedContexts owned) {
         @SuppressWarnings("deprecation") // Thread.threadId() is JDK 19+; same value
         long tid = Thread.currentThread().getId();
-        long spare = AgentLink.takeSpare(tid);
+        long[] reserved = new long[2]; // the spare's handle and capacity
+        long spare = AgentLink.reserveSpare(reserved);
         long address = spare;
         ByteBuffer ring = null;
         if (spare == 0) {
@@ -228,9 +265,10 @@ public final class ThreadLog {
         }
         ThreadLog log;
         try {
-            log = address != 0 ? new ThreadLog(address) : new ThreadLog(ring);
+            log = spare != 0 ? new ThreadLog(spare, reserved[0], reserved[1], tid)
+                    : address != 0 ? new ThreadLog(address) : new ThreadLog(ring);
         } catch (RuntimeException e) {
-            AgentLink.fail(spare != 0 ? "RingPool.take (unusable ring)"
+            AgentLink.fail(spare != 0 ? "RingPool.reserve (unusable ring)"
                     : address != 0 ? "Natives.registerAddress (unusable ring)"
                     : "Natives.register (unusable ring)", e);
             return null;
@@ -272,6 +310,8 @@ public final class ThreadLog {
         } else if (grownAt != 0 || grown != null) {
             adoptGrown(); // a StackOverflowError: nothing written, adopted next time
             return transition(id);
+        } else if (spare != 0) {
+            return claimSpare(id);
         } else {
             n = writeThroughBuffer(id);
         }
@@ -284,6 +324,29 @@ public final class ThreadLog {
             }
         }
         return previous;
+    }
+
+    /**
+     * Out of line, the first transition on a spare ring: claims it and writes transition 0
+     * ({@code RingWriter.claimFirst}, stores only), then writes through its address from now on.
+     * A {@link StackOverflowError} leaves it unclaimed (or claimed with the same words), for the
+     * next transition to claim again.
+     *
+     * @return 0: a new ring held no context
+     */
+    private long claimSpare(long id) {
+        long s = spare;
+        try {
+            AgentLink.RING_CLAIM_FIRST.invokeExact(s, claimer - 1, id);
+        } catch (RuntimeException | Error e) { // a StackOverflowError: claimed next time
+            throw e;
+        } catch (Throwable t) { // cannot happen: it only writes memory
+            throw new IllegalStateException("jfrctx: ring writer failed", t);
+        }
+        address = s;
+        spare = 0;
+        n = 1;
+        return 0;
     }
 
     /**

@@ -102,8 +102,13 @@ public final class Natives {
         return address(register(javaThreadId, capacity));
     }
 
-    /** The address of a direct buffer, through the agent's RingWriter beside this class. */
-    private static long address(ByteBuffer ring) {
+    /**
+     * The address of a direct buffer, through the agent's RingWriter beside this class.
+     *
+     * @param ring a direct buffer
+     * @return its address
+     */
+    public static long address(ByteBuffer ring) {
         try {
             return (long) Class.forName("dev.jfrctx.agent.RingWriter", true, null)
                     .getMethod("address", ByteBuffer.class).invoke(null, ring);
@@ -137,9 +142,12 @@ public final class Natives {
     public static final List<Long> SPARE_QUEUE_CALLS = Collections.synchronizedList(new ArrayList<>());
     /** Slots of the fake spare queue. */
     public static final int QUEUE_SLOTS = 128;
-    /** The spare queue, laid out as the agent's (head, slots, tail at word 8, slots from word 16). */
-    private static final ByteBuffer QUEUE = ByteBuffer.allocateDirect(8 * (16 + QUEUE_SLOTS))
-            .order(ByteOrder.nativeOrder()).putLong(8, QUEUE_SLOTS);
+    /**
+     * The spare queue, laid out as the agent's: head, slots, the spares' capacity at word 2, tail
+     * at word 8, from word 16 two words per slot (address, handle).
+     */
+    private static final ByteBuffer QUEUE = ByteBuffer.allocateDirect(8 * (16 + 2 * QUEUE_SLOTS))
+            .order(ByteOrder.nativeOrder()).putLong(8, QUEUE_SLOTS).putLong(16, CAPACITY);
 
     /**
      * The spare queue, with 64 spares published on the first call, as the agent tops it up.
@@ -170,7 +178,8 @@ public final class Natives {
                 ring.putLong(24, CAPACITY);
                 ring.putLong(40, 5000 + SPARES.size());
                 SPARES.add(ring);
-                QUEUE.putLong(128 + 8 * (int) ((tail + i) % QUEUE_SLOTS), address(ring));
+                int slot = 128 + 16 * (int) ((tail + i) % QUEUE_SLOTS);
+                QUEUE.putLong(slot, address(ring)).putLong(slot + 8, 5000 + SPARES.size() - 1);
             }
             QUEUE.putLong(64, tail + n); // the tests publish before they start the taking threads
         }

@@ -10,8 +10,9 @@ import java.util.List;
 /**
  * Runs in a child JVM whose boot class path holds the fake {@link Natives} and the agent's real
  * {@code RingWriter} and {@code RingPool}: a thread's first context takes a spare ring from the
- * spare queue (no {@code Natives.register}), in order, and claims it with its id; a thread holding
- * a ring takes no second one; a thread that finds the queue empty registers. Exits non-zero on
+ * spare queue (no {@code Natives.register}), in order, and claims it with its id in its first
+ * transition (nothing of the ring written or read before); a thread holding a ring takes no
+ * second one; a thread that finds the queue empty registers. Exits non-zero on
  * the first failed check. Started by {@link AgentModeTest}.
  */
 public final class SpareRingsMain {
@@ -40,7 +41,7 @@ public final class SpareRingsMain {
         equal(5000, ThreadState.current().log().handle(), "the log has the spare's handle");
 
         // A thread that holds a ring gets no second spare (another facade copy on it registers).
-        equal(0, AgentLink.takeSpare(tid), "no second spare for a thread holding one");
+        equal(0, AgentLink.reserveSpare(new long[2]), "no second spare for a thread holding one");
         equal(1, Natives.sparesTaken(), "nothing taken for it");
 
         // Fresh threads take the next spares in order, each claimed with its own id, until none
@@ -64,19 +65,25 @@ public final class SpareRingsMain {
 
         // The per-thread mark counts the copies holding a registered ring; the last to leave clears it.
         long[] taken = new long[1];
+        long[] reserved = new long[2];
         Thread copies = new Thread(() -> {
-            long me = Thread.currentThread().getId();
             AgentLink.joined(777);
             AgentLink.joined(777);
             AgentLink.left(777);
-            taken[0] = AgentLink.takeSpare(me);
+            taken[0] = AgentLink.reserveSpare(reserved);
             AgentLink.left(777);
             check(taken[0] == 0, "a thread with a holder left takes no spare");
-            taken[0] = AgentLink.takeSpare(me);
+            taken[0] = AgentLink.reserveSpare(reserved);
         });
         copies.start();
         copies.join();
         check(taken[0] != 0, "after the last holder left, the thread takes a spare");
+        ByteBuffer reservedRing = Natives.SPARES.get(65);
+        equal(Natives.address(reservedRing), taken[0], "the next spare in order");
+        equal(5065, reserved[0], "its handle, from the queue");
+        equal(Natives.CAPACITY, reserved[1], "its capacity, from the queue");
+        equal(0, reservedRing.getLong(16), "a reserved spare is not claimed before a transition");
+        equal(0, reservedRing.getLong(0), "nor written");
         // Releases (the Cleaners', when a GC ran) are of the ended fresh threads' rings only: the
         // registered one (1000) and spares 5001 to 5064; never the main thread's spare (5000).
         synchronized (Natives.RELEASED_HANDLES) {
