@@ -1,5 +1,5 @@
 //! Loom model check of the spare-queue protocol (ARCHITECTURE.md "Spare rings",
-//! `agent/core/context/spares.rs`, Java's `RingWriter.takeSpare`).
+//! `agent/core/context/spares.rs`, Java's `RingWriter.reserveSpare`).
 //!
 //! ```sh
 //! RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=/tmp/tgt-loom cargo test --release --test loom_spares

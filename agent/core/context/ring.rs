@@ -191,9 +191,10 @@ impl Ring {
     }
 
     /// A spare: a ring not yet bound to a thread (thread id 0, `claim` 0), in memory taken from
-    /// `blocks` (or newly allocated), whose memory goes back to `blocks` when it is dropped. A
-    /// Java thread takes it without a JNI call and claims it by writing its id into the header
-    /// (`RingPool.take`); the agent then [`Ring::bind`]s it (see `RingRegistry::adopt_claims`).
+    /// `blocks` (or newly allocated), whose memory goes back to `blocks` when it is dropped. A Java
+    /// thread takes it without a JNI call and claims it by writing its id into the header with its
+    /// first transition (`RingWriter.claimFirst`); the agent then [`Ring::bind`]s it (see
+    /// `RingRegistry::adopt_claims`).
     pub fn spare(blocks: &Arc<Blocks>, handle: u64) -> Ring {
         Ring::pooled(blocks, 0, handle)
     }
@@ -262,8 +263,8 @@ impl Ring {
         (c > 0).then(|| (c - 1) as u64)
     }
 
-    /// The producer side of a claim (tests and benchmarks; Java's `RingPool.take` is the real
-    /// claimer).
+    /// The producer side of a claim (tests and benchmarks; Java's `RingWriter.claimFirst` is the
+    /// real claimer).
     pub fn claim(&self, thread_id: u64) {
         self.word(CLAIM)
             .store(thread_id as i64 + 1, Ordering::Release);

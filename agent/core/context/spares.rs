@@ -2,7 +2,7 @@
 //! takes from without a JNI call (pure; ARCHITECTURE.md, "Spare rings").
 //!
 //! One producer, the agent, under the registry's lock (the worker tops the queue up every round);
-//! any number of consumers, Java threads (`RingWriter.takeSpare`). Layout, 8-byte words in
+//! any number of consumers, Java threads (`RingWriter.reserveSpare`). Layout, 8-byte words in
 //! native byte order:
 //!
 //! | word | name | writer | meaning |

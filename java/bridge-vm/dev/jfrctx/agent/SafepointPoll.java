@@ -10,7 +10,7 @@ import jdk.internal.vm.annotation.DontInline;
  *
  * <p>Why: on JDK 25 JFR dates a sample when it asks for it and walks the stack at the thread's
  * next safepoint poll (JEP 518). A thread's first context that took a spare ring
- * ({@code RingPool.take}) would otherwise reach its first transition with no poll since the
+ * ({@code RingPool.reserve}) would otherwise reach its first transition with no poll since the
  * take, so a sample asked for just before the opening could be walked inside the new context's
  * code with the time before it. The JNI registration it replaces polls on its way back from
  * native code; this poll keeps the spare path's opening as consistent as that one

@@ -109,11 +109,10 @@ public final class ThreadLog {
     }
 
     /**
-     * Wraps a ring the agent made (header initialised: a spare, or a registered ring handed out
-     * as its address), written through the agent's ring writer only: no buffer view.
+     * Wraps a ring the agent made (header initialised: a registered ring handed out as its
+     * address), written through the agent's ring writer only: no buffer view.
      *
-     * @param address the ring's address (from {@code RingPool.take} or
-     *     {@code Natives.registerAddress})
+     * @param address the ring's address (from {@code Natives.registerAddress})
      * @throws IllegalArgumentException when the header's capacity is not a positive power of two
      *     or there is no ring writer
      */
