@@ -82,7 +82,12 @@ public final class RingWriter {
      */
     public static long transition(long ring, long mask, long id) throws Throwable {
         long n = (long) GET_LONG.invokeExact(ring + HEAD) >>> 1;
-        long entry = ring + ENTRIES + ((n & mask) << 4);
+        write(ring, ring + ENTRIES + ((n & mask) << 4), n, id);
+        return n;
+    }
+
+    /** Writes transition {@code n} into {@code entry} (its slot), as {@link #transition} says. */
+    private static void write(long ring, long entry, long n, long id) throws Throwable {
         STORE_FENCE.invokeExact(); // head = 2n+1 with release semantics
         PUT_LONG.invokeExact(ring + HEAD, 2 * n + 1);
         // The entry's stores must not become visible before the odd head (seqlock writer).
@@ -92,7 +97,6 @@ public final class RingWriter {
         PUT_LONG.invokeExact(entry + 8, id);
         STORE_FENCE.invokeExact(); // head = 2n+2 with release semantics
         PUT_LONG.invokeExact(ring + HEAD, 2 * n + 2);
-        return n;
     }
 
     /** Byte offset of the header word counting hand-backs of the ring. */
@@ -145,15 +149,8 @@ public final class RingWriter {
      * @throws Throwable never: declared by the method handles' {@code invokeExact}
      */
     public static void claimFirst(long ring, long javaThreadId, long id) throws Throwable {
-        STORE_FENCE.invokeExact(); // claim = id + 1 with release semantics
-        PUT_LONG.invokeExact(ring + CLAIM, javaThreadId + 1);
-        PUT_LONG.invokeExact(ring + HEAD, 1L);
-        STORE_STORE_FENCE.invokeExact(); // the entry after the odd head, as in transition
-        long t = System.nanoTime();
-        PUT_LONG.invokeExact(ring + ENTRIES, t);
-        PUT_LONG.invokeExact(ring + ENTRIES + 8, id);
-        STORE_FENCE.invokeExact(); // head = 2 with release semantics
-        PUT_LONG.invokeExact(ring + HEAD, 2L);
+        claim(ring, javaThreadId);
+        write(ring, ring + ENTRIES, 0, id);
     }
 
     /**

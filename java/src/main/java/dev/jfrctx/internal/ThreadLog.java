@@ -72,7 +72,7 @@ public final class ThreadLog {
     private ByteBuffer grown;
     /**
      * A spare ring reserved from the agent's queue and not claimed yet (its address), with the
-     * claiming thread's id + 1: {@link #address} is 0 meanwhile, so the first transition claims
+     * claiming thread's id: {@link #address} is 0 meanwhile, so the first transition claims
      * it ({@link #claimSpare}) out of the switch's inlined path.
      */
     private long spare;
@@ -144,7 +144,7 @@ public final class ThreadLog {
             throw new IllegalArgumentException("jfrctx: a spare needs the agent's ring writer");
         }
         this.spare = spare;
-        this.claimer = javaThreadId + 1;
+        this.claimer = javaThreadId;
         this.mask = maskOf(capacity);
         this.handle = handle;
         this.n = -1;
@@ -336,7 +336,7 @@ public final class ThreadLog {
     private long claimSpare(long id) {
         long s = spare;
         try {
-            AgentLink.RING_CLAIM_FIRST.invokeExact(s, claimer - 1, id);
+            AgentLink.RING_CLAIM_FIRST.invokeExact(s, claimer, id);
         } catch (RuntimeException | Error e) { // a StackOverflowError: claimed next time
             throw e;
         } catch (Throwable t) { // cannot happen: it only writes memory
