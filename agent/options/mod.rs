@@ -50,6 +50,10 @@ pub struct Config {
     /// advance (no JNI call); `off`: every thread registers its ring through JNI
     /// (ARCHITECTURE.md, "Spare rings").
     pub spares: bool,
+    /// `spare_ring=`: entries of a spare ring (default 64); a spare's thread moves to a ring of
+    /// `ring_capacity` entries at its first lap (ARCHITECTURE.md, "Spare rings"). Use
+    /// [`Config::spare_ring_capacity`], which keeps it at most `ring_capacity`.
+    pub spare_capacity: usize,
     /// How long transition history is kept, in nanoseconds (default 5 s, at least 3 s).
     pub retention_ns: i64,
     /// Whether `retention=` was given (else live mode may shorten it, see `LIVE_RETENTION_NS`).
@@ -85,6 +89,7 @@ impl Default for Config {
             log_level: Level::Warn,
             ring_capacity: 1024,
             spares: true,
+            spare_capacity: 64,
             retention_ns: 5 * S,
             retention_set: false,
             drain_interval_ns: 10 * MS,
@@ -97,6 +102,14 @@ impl Default for Config {
             filter: None,
             push: crate::sink::push::spec::PushSpec::default(),
         }
+    }
+}
+
+impl Config {
+    /// Entries of a spare ring: `spare_ring=`, at most `ring=` (a spare never starts bigger than
+    /// a registered ring).
+    pub fn spare_ring_capacity(&self) -> usize {
+        self.spare_capacity.min(self.ring_capacity)
     }
 }
 

@@ -74,7 +74,7 @@ fn in_range<T>(key: &'static str, value: &str, v: T, ok: bool) -> Result<T, Conf
 
 /// The table, in the order error messages list the keys. `config` is here for that list; the
 /// composer (`parse_with`) handles it before the table is consulted.
-pub static OPTIONS: [Opt; 27] = [
+pub static OPTIONS: [Opt; 28] = [
     Opt {
         key: "sink",
         repeat: true,
@@ -140,6 +140,22 @@ pub static OPTIONS: [Opt; 27] = [
                 _ => return Err(bad(k, v)("expected on or off".to_string())),
             };
             set(move |c| c.spares = on)
+        },
+    },
+    Opt {
+        key: "spare_ring",
+        repeat: false,
+        default: Some("64"),
+        allowed: "a power of two from 16 to 1048576 (at most `ring`'s size is used)",
+        parse: |k, v| {
+            let n: usize = number(k, v)?;
+            let n = in_range(
+                k,
+                v,
+                n,
+                (RING_MIN..=RING_MAX).contains(&n) && n.is_power_of_two(),
+            )?;
+            set(move |c| c.spare_capacity = n)
         },
     },
     Opt {

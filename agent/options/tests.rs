@@ -155,10 +155,10 @@ fn bad_durations() {
 fn unknown_option_lists_known_ones() {
     assert_eq!(
         err("perod=10ms"),
-        "unknown option 'perod' (known: sink, period, log, config, ring, spares, retention, drain, \
-         stack_depth, interval, cardinality, collapsed_keys, svg_key, events, throttle, latency, \
-         filter, push, push_app, push_labels, push_keys, push_budget, push_tenant, push_auth, \
-         push_ca, cpu_sampler, jfr_max_size)"
+        "unknown option 'perod' (known: sink, period, log, config, ring, spares, spare_ring, \
+         retention, drain, stack_depth, interval, cardinality, collapsed_keys, svg_key, events, \
+         throttle, latency, filter, push, push_app, push_labels, push_keys, push_budget, \
+         push_tenant, push_auth, push_ca, cpu_sampler, jfr_max_size)"
     );
 }
 
@@ -202,6 +202,18 @@ fn range_errors() {
     assert_eq!(ok("ring=16").ring_capacity, 16);
     assert_eq!(ok("ring=1048576").ring_capacity, 1 << 20);
     assert_eq!(err("ring=big"), "bad number 'big' for ring");
+    assert_eq!(
+        err("spare_ring=100"),
+        "spare_ring '100' out of range (allowed: a power of two from 16 to 1048576 \
+         (at most `ring`'s size is used))"
+    );
+    assert_eq!(ok("").spare_ring_capacity(), 64, "the default");
+    assert_eq!(ok("spare_ring=16").spare_ring_capacity(), 16);
+    assert_eq!(
+        ok("ring=256,spare_ring=4096").spare_ring_capacity(),
+        256,
+        "never bigger than ring="
+    );
     assert_eq!(
         err("retention=2s"),
         "retention '2s' out of range (allowed: at least 3s)"
@@ -278,9 +290,9 @@ fn config_file_errors() {
     assert_eq!(
         with_files("config=/x", &[("/x", "colour=red\n")]).unwrap_err(),
         "config file /x line 1: unknown option 'colour' (known: sink, period, log, config, \
-         ring, spares, retention, drain, stack_depth, interval, cardinality, collapsed_keys, svg_key, \
-         events, throttle, latency, filter, push, push_app, push_labels, push_keys, push_budget, \
-         push_tenant, push_auth, push_ca, cpu_sampler, jfr_max_size)"
+         ring, spares, spare_ring, retention, drain, stack_depth, interval, cardinality, \
+         collapsed_keys, svg_key, events, throttle, latency, filter, push, push_app, push_labels, \
+         push_keys, push_budget, push_tenant, push_auth, push_ca, cpu_sampler, jfr_max_size)"
     );
     assert_eq!(err("config="), "empty path for config");
 }

@@ -13,7 +13,7 @@ use crate::options;
 use crate::runtime::error::AgentError;
 use crate::runtime::faults::{install_panic_hook, parse_test_panic, take_panic, TEST_PANIC};
 use crate::runtime::pace;
-use crate::runtime::state::{Shared, KEEP_BLOCKS, LOADED, RUNNING, STOPPED};
+use crate::runtime::state::{Shared, KEEP_BLOCKS, KEEP_SPARE_BLOCKS, LOADED, RUNNING, STOPPED};
 use crate::runtime::worker::Core;
 use crate::sink::listener;
 use crate::sink::SinkSet;
@@ -129,7 +129,12 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), AgentError> {
         }
     };
     let core = Core::new(&config, sinks, push, SAFETY_NS);
-    let config_ring_capacity = config.ring_capacity;
+    let blocks = Blocks::new(config.ring_capacity, KEEP_BLOCKS);
+    let spare_blocks = if config.spare_ring_capacity() == blocks.capacity() {
+        Arc::clone(&blocks)
+    } else {
+        Blocks::new(config.spare_ring_capacity(), KEEP_SPARE_BLOCKS)
+    };
     let agent = Agent {
         shared: Shared {
             repo: Mutex::new(Repository::new(config.retention_ns)),
@@ -138,7 +143,8 @@ pub fn load(options: &str, jvmti: &Jvmti) -> Result<(), AgentError> {
             state: AtomicU8::new(LOADED),
             rings: Mutex::new(RingRegistry::new()),
             ring_events: SegQueue::new(),
-            blocks: Blocks::new(config_ring_capacity, KEEP_BLOCKS),
+            blocks,
+            spare_blocks,
             spares_made: AtomicU64::new(0),
             spares_wanted: AtomicBool::new(false),
             batches: SegQueue::new(),

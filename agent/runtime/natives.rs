@@ -138,7 +138,13 @@ pub fn grow(
     let cap = (capacity as usize).min(crate::core::context::ring::MAX_GROWN_CAPACITY);
     a.with_rings(|rings, events| {
         let ring = rings.grow(handle as u64, |tid| {
-            let ring = Arc::new(Ring::new(cap, tid, handle as u64));
+            // A spare moving to the default size (at its first lap) reuses a dropped ring's
+            // memory, as a registration does.
+            let ring = Arc::new(if effective_capacity(cap) == a.blocks.capacity() {
+                Ring::pooled(&a.blocks, tid, handle as u64)
+            } else {
+                Ring::new(cap, tid, handle as u64)
+            });
             wrap(ring.as_ptr(), ring.byte_len()).then_some(ring)
         })?;
         let mem = (ring.as_ptr(), ring.byte_len());

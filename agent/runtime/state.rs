@@ -31,6 +31,10 @@ pub struct Shared {
     /// Memory of dropped rings of the default capacity, reused by spares and registrations (see
     /// `Ring::pooled`).
     pub(crate) blocks: Arc<Blocks>,
+    /// Memory of spares (`spare_ring=` entries each; `blocks` itself when that is the default
+    /// capacity). Small spares share pages, so that a core's first store into a spare it took
+    /// finds the page's translation there more often (ARCHITECTURE.md, "Spare rings").
+    pub(crate) spare_blocks: Arc<Blocks>,
     /// Spares handed to Java so far.
     pub(crate) spares_made: AtomicU64,
     /// Java asked for the spare queue (`Natives.spareQueue`): the worker keeps it topped up.
@@ -56,6 +60,9 @@ pub enum RingEvent {
 
 /// Free ring memory blocks kept for reuse at most (4 MiB at the default ring).
 pub const KEEP_BLOCKS: usize = 256;
+/// Free spare blocks kept for reuse at most: the spare queue's size (1.1 MiB at the default
+/// `spare_ring`).
+pub const KEEP_SPARE_BLOCKS: usize = crate::core::context::spares::SLOTS;
 
 impl Shared {
     /// Runs `f` on the ring registry under its lock, after adopting the spares claimed since the
@@ -93,7 +100,13 @@ impl Shared {
                 *last_taken = taken;
                 let made = rings.top_up(target, || {
                     let handle = self.next_handle.fetch_add(1, Ordering::Relaxed);
-                    Arc::new(Ring::spare(&self.blocks, handle))
+                    let ring = Ring::spare(&self.spare_blocks, handle);
+                    // A spare smaller than `ring=` asks at once for a ring of that size: its
+                    // thread moves at its first lap, before any entry is overwritten.
+                    if ring.capacity() < self.config.ring_capacity {
+                        ring.request_growth(self.config.ring_capacity);
+                    }
+                    Arc::new(ring)
                 });
                 self.spares_made.fetch_add(made as u64, Ordering::Relaxed);
             }

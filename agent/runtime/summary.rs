@@ -6,7 +6,8 @@
 //! contexts=57 threads=12 lost_entries=0
 //! ```
 //!
-//! (`threads=12 spare_rings=10` when some threads took a spare ring.)
+//! (`threads=12 spare_rings=10 grown_rings=2` when some threads took a spare ring and some rings
+//! grew.)
 //!
 //! (all on one line). Invariant: `received = with_context + without_context + unknown + dropped`.
 //! Optional tails: `; push URL profiles=N pushed=N refused=N failed=N retried=N dropped=N
@@ -46,6 +47,8 @@ pub struct Counters {
     pub threads: u64,
     /// Of `threads`, the registrations that took a spare ring (no JNI call); shown when > 0.
     pub spare_rings: u64,
+    /// Rings that moved to a bigger one (ARCHITECTURE.md, "Ring growth"); shown when > 0.
+    pub grown_rings: u64,
     /// Transition entries lost to ring overflow.
     pub lost_entries: u64,
     /// The push sink's figures (`push=`).
@@ -167,6 +170,9 @@ impl Counters {
         let _ = write!(l, "; contexts={} threads={}", self.contexts, self.threads);
         if self.spare_rings > 0 {
             let _ = write!(l, " spare_rings={}", self.spare_rings);
+        }
+        if self.grown_rings > 0 {
+            let _ = write!(l, " grown_rings={}", self.grown_rings);
         }
         let _ = write!(l, " lost_entries={}", self.lost_entries);
         if let Some(p) = &self.push {

@@ -204,7 +204,11 @@ impl Core {
         let mut c = self.out.counters.clone();
         c.contexts = a.repo.lock().interned_total();
         c.threads = a.threads_registered.load(Ordering::Relaxed);
-        c.spare_rings = a.rings.lock().claims().0;
+        {
+            let rings = a.rings.lock();
+            c.spare_rings = rings.claims().0;
+            c.grown_rings = rings.grown();
+        }
         c.lost_entries = self.joiner.counters().entries_lost;
         c.sinks = self.out.sinks.stats();
         c.sinks.extend(listener::HUB.stats());

@@ -7,6 +7,10 @@
 //! then follows the fill. Without that wake, each burst loses ≈ 3 000 entries
 //! (`lost_entries=`), and its samples become `unknown: log_overflow`.
 //!
+//! The bursting thread's first context takes a spare ring of 64 entries (`spare_ring=`'s
+//! default), whose header already asks for the default 1 024: the burst moves it there at its
+//! first lap, before any entry is overwritten (`grown_rings=` counts it, `lost_entries=` stays 0).
+//!
 //! The stretch must not start in the gaps of work that comes in bursts: `tests/java/gt/
 //! BurstyThreads.java` starts a batch of fresh threads every 20 ms, each building one context,
 //! and reads how often the worker woke (its voluntary context switches). At `drain=10ms` that is
@@ -47,6 +51,8 @@ fn idle_burst(jdk: u32) {
     let (summary, _samples) = out.summary_and_samples();
     println!("idle burst JDK {jdk}: {}", summary.line);
     assert_eq!(summary.figure("lost_entries="), 0, "{}", out.dump());
+    assert!(summary.figure("spare_rings=") >= 1, "{}", summary.line);
+    assert!(summary.figure("grown_rings=") >= 1, "{}", summary.line);
 }
 
 #[test]

@@ -47,6 +47,9 @@ pub struct RingRegistry {
     /// registration would after a release). Normal when the thread handed its ring back
     /// (`retired`) and claimed a spare before the worker saw the hand-back.
     conflicting_claims: u64,
+    /// Rings moved to a bigger one (`grow`): asked by the worker, or a spare smaller than
+    /// `ring=` at its first lap.
+    grown: u64,
     /// Rings replaced by a claim although not every holder had handed them back: a writer may
     /// still use them, so their memory is kept for the agent's lifetime instead of being freed
     /// under it (the facade's mark and ordered spares prevent this; kept as a safety net).
@@ -138,11 +141,15 @@ impl RingRegistry {
         let &tid = self.by_handle.get(&handle)?;
         let e = self.by_thread.get_mut(&tid)?;
         if e.holders != 1 {
+            // Refused for as long as the copies share it: the producer stops asking at each
+            // lap (the worker asks again when the ring fills).
+            e.ring.withdraw_growth();
             return None;
         }
         let ring = make(tid)?;
         debug_assert_eq!(ring.handle(), handle);
         e.ring = Arc::clone(&ring);
+        self.grown += 1;
         Some(ring)
     }
 
@@ -192,6 +199,11 @@ impl RingRegistry {
     /// Spares not claimed as of the last look.
     pub fn spares(&self) -> usize {
         self.spares.len()
+    }
+
+    /// Rings grown so far.
+    pub fn grown(&self) -> u64 {
+        self.grown
     }
 
     /// Spares claimed so far, and claims by a thread that already had a live ring.
@@ -342,9 +354,16 @@ mod tests {
             .grow(1, |tid| Some(Arc::new(Ring::new(64, tid, 1))))
             .expect("grown");
         assert_eq!(bigger.capacity(), 64);
+        assert_eq!(r.grown(), 1);
         let again = r.register(7, || panic!("the grown ring is live"));
         assert!(Arc::ptr_eq(again.ring(), &bigger));
+        bigger.request_growth(256);
         assert!(r.grow(1, |_| panic!("two holders: no growth")).is_none());
+        assert_eq!(
+            bigger.growth_requested(),
+            0,
+            "refused: withdrawn, not asked at every lap"
+        );
         assert!(r.grow(99, |_| panic!("unknown handle")).is_none());
         assert!(!r.release(1));
         assert!(r.release(1));

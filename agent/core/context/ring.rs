@@ -324,11 +324,21 @@ impl Ring {
     }
 
     /// Asks the producer to move to a ring of `capacity` entries (it does so at its next lap,
-    /// through `Natives.grow`). Only the worker calls it.
+    /// through `Natives.grow`). Only the worker calls it, at its drains, or on a spare before it
+    /// is published (one smaller than `ring=`, see `Shared::adopt_and_top_up`).
     pub fn request_growth(&self, capacity: usize) {
         let word = self.word(GROW);
         let hint = word.load(Ordering::Relaxed) & WAKE_HINT;
         word.store(hint | (capacity as i64 & GROW_CAPACITY), Ordering::Relaxed);
+    }
+
+    /// Withdraws a growth request that cannot be met (the ring has several holders), so that
+    /// the producer does not ask again at every lap; keeps [`WAKE_HINT`]. It runs on the
+    /// producer's thread (in `Natives.grow`), so an atomic read-modify-write; the worker's own
+    /// load-then-store of the hint may still put the request back, which costs one more refused
+    /// call at the next lap.
+    pub fn withdraw_growth(&self) {
+        self.word(GROW).fetch_and(!GROW_CAPACITY, Ordering::Relaxed);
     }
 
     /// The capacity asked for by [`Ring::request_growth`], 0 when none.

@@ -57,9 +57,10 @@ fn the_example_line() {
          errors=0; contexts=57 threads=12 lost_entries=0"
     );
     c.spare_rings = 10;
+    c.grown_rings = 2;
     assert!(
         c.line()
-            .ends_with("contexts=57 threads=12 spare_rings=10 lost_entries=0"),
+            .ends_with("contexts=57 threads=12 spare_rings=10 grown_rings=2 lost_entries=0"),
         "{}",
         c.line()
     );
