@@ -5,13 +5,16 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Fresh threads at a steady rate, as a thread-per-request server starts them: each either
- * activates a snapshot once and closes it ({@code context}) or does nothing ({@code nothing}).
+ * activates a snapshot once and closes it ({@code context}), builds a never-seen context
+ * {@code {endpoint, request=<counter>}} and closes it ({@code new}, what a server filter that
+ * labels each request does), or does nothing ({@code nothing}).
  * {@code run.py} reads the CPU time of each thread group from /proc when it is done.
  *
- * <p>Usage: {@code java FreshThreads SECONDS context|nothing THREADS_PER_SECOND [virtual|platform]}
+ * <p>Usage: {@code java FreshThreads SECONDS context|new|nothing THREADS_PER_SECOND [virtual|platform]}
  * (virtual threads by default). With {@code -Dwarmup=S}, first runs S seconds the same way and
  * prints {@code warm}, then waits {@code -Dhold=MS} (so that the CPU can be read) before the
  * measured SECONDS. Prints
@@ -36,35 +39,53 @@ public final class FreshThreads {
     /** Wall ns of each task in the measured seconds, by start order (the last ones overwrite). */
     private static final long[] WALL = new long[1 << 20];
     private static final AtomicInteger TIMED = new AtomicInteger();
+    private static final RecordingContextKey ENDPOINT = RecordingContextKey.forName("endpoint");
+    private static final RecordingContextKey REQUEST = RecordingContextKey.forName("request");
+    /** The `new` mode's request counter: every map is new. */
+    private static final AtomicLong REQUESTS = new AtomicLong();
 
     private FreshThreads() {
     }
 
     public static void main(String[] args) throws Throwable {
         long seconds = Long.parseLong(args[0]);
-        boolean context = args[1].equals("context");
+        String mode = args[1];
         long rate = Long.parseLong(args[2]);
         boolean platform = args.length > 3 && args[3].equals("platform");
         if (!platform && START_VIRTUAL == null) {
             throw new IllegalStateException("virtual threads need JDK 21 or later");
         }
         RecordingContext.Snapshot snapshot;
-        try (RecordingContext c = RecordingContext.where(RecordingContextKey.forName("endpoint"), "/x").build()) {
+        try (RecordingContext c = RecordingContext.where(ENDPOINT, "/x").build()) {
             snapshot = RecordingContext.snapshot();
         }
         // Both modes read the clock twice, so that `context` minus `nothing` leaves the clock out;
         // both allocate first, so that a platform thread's first TLAB is not in the figure.
-        Runnable task = context ? () -> {
-            allocate();
-            long t0 = System.nanoTime();
-            try (RecordingContext.Activation a = snapshot.activate()) {
-                // the first context of a fresh thread
-            }
-            record(System.nanoTime() - t0);
-        } : () -> {
-            allocate();
-            long t0 = System.nanoTime();
-            record(System.nanoTime() - t0);
+        Runnable task = switch (mode) {
+            case "context" -> () -> {
+                allocate();
+                long t0 = System.nanoTime();
+                try (RecordingContext.Activation a = snapshot.activate()) {
+                    // the first context of a fresh thread
+                }
+                record(System.nanoTime() - t0);
+            };
+            case "new" -> () -> {
+                allocate();
+                String request = Long.toString(REQUESTS.incrementAndGet());
+                long t0 = System.nanoTime();
+                try (RecordingContext c =
+                        RecordingContext.where(ENDPOINT, "/x").where(REQUEST, request).build()) {
+                    // a never-seen map, the first context of a fresh thread
+                }
+                record(System.nanoTime() - t0);
+            };
+            case "nothing" -> () -> {
+                allocate();
+                long t0 = System.nanoTime();
+                record(System.nanoTime() - t0);
+            };
+            default -> throw new IllegalArgumentException("mode: context, new or nothing, not " + mode);
         };
         long warmup = Long.getLong("warmup", 0);
         if (warmup > 0) {

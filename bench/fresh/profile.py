@@ -7,7 +7,7 @@ holds them, disassembled with `objdump`.
 
   bench/fresh/profile.py [--jdk DIR] [--agent SO] [--jar JAR] [--rate N] [--seconds S]
                         [--warmup S] [--kind virtual|platform] [--options OPTS]
-                        [--annotate SUBSTRING ...] [--share PERCENT]
+                        [--context snapshot|new] [--annotate SUBSTRING ...] [--share PERCENT]
 
 Prints the carriers' (ForkJoinPool-*; `--kind platform`: the fresh threads, `Thread-*`) CPU by
 compiled method in ns per fresh thread (perf's cpu-clock periods summed, divided by the threads
@@ -102,8 +102,8 @@ def main():
     # perf starts 2 s after the warm-up (1 s of hold), the threads run 6 s beyond its end: the
     # symbols and the code are read while the JVM still runs them.
     cmd = [os.path.join(a.jdk, "bin/java"), *fresh.HEAP, "-Dhold=1000", f"-Dwarmup={a.warmup}",
-           "-cp", f"{a.jar}:{classes}", agent, "FreshThreads", str(a.seconds + 6), "context",
-           str(a.rate), a.kind]
+           "-cp", f"{a.jar}:{classes}", agent, "FreshThreads", str(a.seconds + 6),
+           fresh.context_mode(a), str(a.rate), a.kind]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
         if p.stdout.readline().strip() != "warm":

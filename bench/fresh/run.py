@@ -11,6 +11,7 @@ activating a snapshot once and closing it. Two figures:
 
   bench/fresh/run.py [--jdk DIR] [--agent SO] [--jar JAR] [--rate N] [--seconds S] [--warmup S]
                     [--rounds R] [--kind virtual|platform] [--options OPTS]
+                    [--context snapshot|new]
 
 Runs, per round: `nothing` and `context` with the agent (sink=jsonl:/dev/null plus --options,
 none by default: the agent's defaults, a spare ring per fresh thread; --options spares=off for a
@@ -105,6 +106,13 @@ def common_args(ap, rate, seconds, warmup, seconds_help):
                     "platform threads")
     ap.add_argument("--options", default="",
                     help="agent options added to sink=jsonl:/dev/null (e.g. spares=off)")
+    ap.add_argument("--context", choices=("snapshot", "new"), default="snapshot",
+                    help="each thread activates a snapshot built once, or builds a never-seen "
+                    "{endpoint, request=<counter>} (FreshThreads' modes context and new)")
+
+def context_mode(a):
+    """FreshThreads' mode for --context."""
+    return "context" if a.context == "snapshot" else "new"
 
 def compile_fresh(a, tool):
     """FreshThreads.java compiled against the facade jar: the classes' directory."""
@@ -126,8 +134,9 @@ def main():
     print(f"{a.rate} fresh {a.kind} threads/s for {a.seconds} s after {a.warmup} s of warm-up; "
           "CPU ns per thread by thread group")
     for r in range(a.rounds):
-        for label, agent, mode in (("agent, nothing", a.agent, "nothing"), ("agent, context", a.agent, "context"),
-                                   ("no agent, context", None, "context")):
+        mode = context_mode(a)
+        for label, agent, mode in (("agent, nothing", a.agent, "nothing"), ("agent, context", a.agent, mode),
+                                   ("no agent, context", None, mode)):
             n, g, wall, rss = run(java, classes, a.jar, agent, a.options, mode, a.rate, a.seconds,
                                   a.warmup, a.kind)
             shown = ", ".join(f"{k} {v / n:.0f}" for k, v in g.most_common()
