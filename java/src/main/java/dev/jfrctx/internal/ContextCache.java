@@ -15,6 +15,15 @@ import java.util.Arrays;
  * the same key at once may both intern the map; each {@code ContextData} then holds its own
  * reference on its own id and the agent releases each when its object becomes unreachable.
  *
+ * <p>Beside the slots, a dense array holds each slot's full hash, compared before the slot is
+ * read: a map that was never built (a request id) finds another hash there and misses without
+ * touching the slot's objects, which another thread made long ago and which are cold in a
+ * server (their loads were most of a never-seen map's build on a fresh thread,
+ * bench/README.md §7, "A never-seen map on a fresh thread"). The hash and the slot are written
+ * apart, so a reader may pair one with the other's predecessor: a hash that matches only lets
+ * the full comparison run, which decides, and a mismatch is a miss, as a race between two
+ * builders already allows.
+ *
  * <p>The cache holds both the installed context and the result only <em>weakly</em>: it never
  * delays the release of an id. A result found here is shared from then on
  * ({@link ContextData#share}); one whose building scope already released it is not installed
@@ -78,6 +87,9 @@ public final class ContextCache {
 
     private static final Entry[] TABLE = new Entry[SLOTS];
 
+    /** Each slot's {@link #hash}, written after the slot; 0 before the first. */
+    private static final int[] HASHES = new int[SLOTS];
+
     /** The entries of an {@link Entry} that is not in the table (never read). */
     private static final String[] NO_STRINGS = new String[0];
 
@@ -87,9 +99,14 @@ public final class ContextCache {
     private ContextCache() {
     }
 
-    static int index(ContextData base, EntryList entries) {
+    /** The hash of (base, entries): its low bits are the slot, all of it is compared first. */
+    static int hash(ContextData base, EntryList entries) {
         int h = base.hash() * 0x9E3779B9 + entries.contentHash();
-        return (h ^ (h >>> 16)) & (SLOTS - 1);
+        return h ^ (h >>> 16);
+    }
+
+    static int index(ContextData base, EntryList entries) {
+        return hash(base, entries) & (SLOTS - 1);
     }
 
     /**
@@ -104,7 +121,12 @@ public final class ContextCache {
         if (isUncached(entries)) {
             return null;
         }
-        Entry s = TABLE[index(base, entries)];
+        int h = hash(base, entries);
+        int slot = h & (SLOTS - 1);
+        if (HASHES[slot] != h) { // another map: its slot is not read
+            return null;
+        }
+        Entry s = TABLE[slot];
         if (s == null || !s.extendsBase(base) || s.refersTo(null)) {
             return null;
         }
@@ -146,7 +168,10 @@ public final class ContextCache {
         int n = entries.size();
         Entry e = new Entry(base, Arrays.copyOf(entries.keys(), n),
                 Arrays.copyOf(entries.values(), n), result);
-        TABLE[index(base, entries)] = e;
+        int h = hash(base, entries);
+        int i = h & (SLOTS - 1);
+        TABLE[i] = e;
+        HASHES[i] = h;
         return e;
     }
 

@@ -15,6 +15,27 @@ public class ContextCacheTest {
     private static final String UNIQUE = "context_cache_test_unique";
 
     @Test
+    public void aMapInAnotherMapsSlotMissesAndTheLaterOneIsFound() {
+        ContextData base = ContextData.of(new String[] {"tenant", "t2"}, true);
+        EntryList first = entries("endpoint", "/first");
+        int slot = ContextCache.index(base, first);
+        String other = null;
+        for (int n = 0; other == null; n++) {
+            if (ContextCache.index(base, entries("endpoint", "/other-" + n)) == slot) {
+                other = "/other-" + n;
+            }
+        }
+        ContextData firstResult = ContextData.of(base.mergedWith(first), true);
+        ContextCache.Entry kept = ContextCache.put(base, first, firstResult);
+        assertSame(kept, ContextCache.get(base, entries("endpoint", "/first")));
+        assertNull("same slot, another map", ContextCache.get(base, entries("endpoint", other)));
+        ContextData otherResult = ContextData.of(base.mergedWith(entries("endpoint", other)), true);
+        ContextCache.Entry replaced = ContextCache.put(base, entries("endpoint", other), otherResult);
+        assertSame(replaced, ContextCache.get(base, entries("endpoint", other)));
+        assertNull("evicted", ContextCache.get(base, entries("endpoint", "/first")));
+    }
+
+    @Test
     public void mapsHoldingAnUncachedKeyAreNeitherFoundNorRemembered() {
         ContextData base = ContextData.of(new String[] {"tenant", "t1"}, true);
         EntryList listed = entries("endpoint", "/a");
