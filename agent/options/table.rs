@@ -72,6 +72,17 @@ fn in_range<T>(key: &'static str, value: &str, v: T, ok: bool) -> Result<T, Conf
     })
 }
 
+/// A ring's entries (`ring=`, `spare_ring=`): a power of two in `RING_MIN..=RING_MAX`.
+fn ring_entries(key: &'static str, value: &str) -> Result<usize, ConfigError> {
+    let n: usize = number(key, value)?;
+    in_range(
+        key,
+        value,
+        n,
+        (RING_MIN..=RING_MAX).contains(&n) && n.is_power_of_two(),
+    )
+}
+
 /// The table, in the order error messages list the keys. `config` is here for that list; the
 /// composer (`parse_with`) handles it before the table is consulted.
 pub static OPTIONS: [Opt; 28] = [
@@ -118,13 +129,7 @@ pub static OPTIONS: [Opt; 28] = [
         default: Some("1024"),
         allowed: "a power of two from 16 to 1048576",
         parse: |k, v| {
-            let n: usize = number(k, v)?;
-            let n = in_range(
-                k,
-                v,
-                n,
-                (RING_MIN..=RING_MAX).contains(&n) && n.is_power_of_two(),
-            )?;
+            let n = ring_entries(k, v)?;
             set(move |c| c.ring_capacity = n)
         },
     },
@@ -148,13 +153,7 @@ pub static OPTIONS: [Opt; 28] = [
         default: Some("64"),
         allowed: "a power of two from 16 to 1048576 (at most `ring`'s size is used)",
         parse: |k, v| {
-            let n: usize = number(k, v)?;
-            let n = in_range(
-                k,
-                v,
-                n,
-                (RING_MIN..=RING_MAX).contains(&n) && n.is_power_of_two(),
-            )?;
+            let n = ring_entries(k, v)?;
             set(move |c| c.spare_capacity = n)
         },
     },

@@ -28,8 +28,8 @@ pub struct Shared {
     /// What happened to rings, in the registry's order (pushed under its lock): the worker
     /// applies them in that order, so a ring is always added before its release.
     pub(crate) ring_events: SegQueue<RingEvent>,
-    /// Memory of dropped rings of the default capacity, reused by spares and registrations (see
-    /// `Ring::pooled`).
+    /// Memory of dropped rings of the default capacity, reused by registrations and by spares
+    /// growing to that size (see `Ring::pooled`).
     pub(crate) blocks: Arc<Blocks>,
     /// Memory of spares (`spare_ring=` entries each; `blocks` itself when that is the default
     /// capacity). Small spares share pages, so that a core's first store into a spare it took

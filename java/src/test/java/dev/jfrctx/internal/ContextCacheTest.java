@@ -29,8 +29,9 @@ public class ContextCacheTest {
         ContextCache.Entry kept = ContextCache.put(base, first, firstResult);
         assertSame(kept, ContextCache.get(base, entries("endpoint", "/first")));
         assertNull("same slot, another map", ContextCache.get(base, entries("endpoint", other)));
-        ContextData otherResult = ContextData.of(base.mergedWith(entries("endpoint", other)), true);
-        ContextCache.Entry replaced = ContextCache.put(base, entries("endpoint", other), otherResult);
+        EntryList others = entries("endpoint", other);
+        ContextData otherResult = ContextData.of(base.mergedWith(others), true);
+        ContextCache.Entry replaced = ContextCache.put(base, others, otherResult);
         assertSame(replaced, ContextCache.get(base, entries("endpoint", other)));
         assertNull("evicted", ContextCache.get(base, entries("endpoint", "/first")));
     }
