@@ -3,7 +3,6 @@
 //! a few queue or registry operations on the [`Agent`](super::agent); the worker does the rest.
 
 use crate::core::context::registry::Registration;
-use crate::core::context::ring::{effective_capacity, Ring};
 use crate::core::filter::Filter;
 use crate::runtime::agent::agent;
 use crate::runtime::faults::{take_panic, test_panic, PANIC_DELIVER, PANIC_INTERN};
@@ -71,12 +70,7 @@ pub fn register(thread_id: i64, capacity: i32) -> Option<(*mut u8, usize, u64)> 
         let registration = rings.register(thread_id as u64, || {
             let handle = a.next_handle.fetch_add(1, Ordering::Relaxed);
             let tid = thread_id as u64;
-            // The default capacity (nearly every ring) reuses a dropped ring's memory.
-            Arc::new(if effective_capacity(cap) == a.blocks.capacity() {
-                Ring::pooled(&a.blocks, tid, handle)
-            } else {
-                Ring::new(cap, tid, handle)
-            })
+            Arc::new(a.ring_of(cap, tid, handle))
         });
         let ring = registration.ring();
         let mem = (ring.as_ptr(), ring.byte_len(), ring.handle());
@@ -138,13 +132,7 @@ pub fn grow(
     let cap = (capacity as usize).min(crate::core::context::ring::MAX_GROWN_CAPACITY);
     a.with_rings(|rings, events| {
         let ring = rings.grow(handle as u64, |tid| {
-            // A spare moving to the default size (at its first lap) reuses a dropped ring's
-            // memory, as a registration does.
-            let ring = Arc::new(if effective_capacity(cap) == a.blocks.capacity() {
-                Ring::pooled(&a.blocks, tid, handle as u64)
-            } else {
-                Ring::new(cap, tid, handle as u64)
-            });
+            let ring = Arc::new(a.ring_of(cap, tid, handle as u64));
             wrap(ring.as_ptr(), ring.byte_len()).then_some(ring)
         })?;
         let mem = (ring.as_ptr(), ring.byte_len());

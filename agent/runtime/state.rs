@@ -4,7 +4,7 @@
 
 use crate::core::context::registry::RingRegistry;
 use crate::core::context::repo::Repository;
-use crate::core::context::ring::{Blocks, Ring};
+use crate::core::context::ring::{effective_capacity, Blocks, Ring};
 use crate::core::context::spares;
 use crate::core::filter::Filter;
 use crate::options::Config;
@@ -86,6 +86,17 @@ impl Shared {
             self.ring_events.push(e);
         }
         r
+    }
+
+    /// A new ring of `capacity` entries for thread `thread_id`: at the default capacity (nearly
+    /// every registration, and a spare growing at its first lap) in a dropped ring's memory
+    /// (`Ring::pooled`), else allocated.
+    pub(crate) fn ring_of(&self, capacity: usize, thread_id: u64, handle: u64) -> Ring {
+        if effective_capacity(capacity) == self.blocks.capacity() {
+            Ring::pooled(&self.blocks, thread_id, handle)
+        } else {
+            Ring::new(capacity, thread_id, handle)
+        }
     }
 
     /// Adopts the claims made since the last look and, once Java asked for spares, tops the
