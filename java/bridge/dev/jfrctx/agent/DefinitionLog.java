@@ -3,7 +3,6 @@ package dev.jfrctx.agent;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Arrays;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -18,13 +17,21 @@ import java.util.concurrent.atomic.AtomicReference;
  * skip it) sits in a parallel {@code int} array at the record's offset / 16 (a quarter of the
  * chunk's size; a release, the smallest record, takes 13 bytes): JDK 22 and later refuse
  * acquire and release access to a {@code byte[]} viewed as ints. A writer reserves its place with
- * one {@code getAndAdd} on the chunk, writes the bytes, then publishes the header with a release
- * store ({@link #commit}); the reader reads the header with an acquire load and then the bytes.
- * A writer whose reservation does not fit closes the chunk with a skipped record (only the one
- * whose reservation straddles the end does), links the next chunk and retries there
- * ({@link #overflow}). Also skipped: a map written again because a char was not ASCII, and a
- * reservation whose writer failed before committing it (a {@code StackOverflowError} can strike
- * at any call), which the writer's handler closes with a plain store.
+ * one {@code getAndAdd} on the chunk ({@link #reserve}), writes the bytes, then publishes the
+ * header with a release store ({@link #commit}); the reader reads the header with an acquire load
+ * and then the bytes. A writer whose reservation does not fit closes the chunk with a skipped
+ * record (only the one whose reservation straddles the end does), links the next chunk and
+ * retries there ({@link #overflow}). Also skipped: a map written again because a char was not
+ * ASCII, and a reservation whose writer failed before committing it (a {@code StackOverflowError}
+ * can strike at any call), which the writer's handler closes with a plain store.
+ *
+ * <p>The same {@code getAndAdd} numbers a definition: the chunk's reservation word counts ids
+ * (high bits) beside bytes (low bits), and a definition's id is the chunk's first id plus the
+ * count it reserved at. So defining a map writes one line every writer shares (the chunk's own
+ * object), not two (bench/README §7, "Definitions in one atomic add"). Ids stay dense, as the
+ * agent's window of defined ids expects ({@code agent/core/context/ids.rs}): a chunk's ids
+ * follow the last one used in the chunk before it, and the only ids never used are those of
+ * reservations that did not fit a full chunk (a few per chunk) or whose writer failed.
  *
  * <p>Nothing a delivered sample needs can be missing: a writer commits before its id is returned,
  * hence before the id is installed and before any sample carrying it is taken. A record still
@@ -44,23 +51,93 @@ final class DefinitionLog {
 
     private static final VarHandle HEADERS = MethodHandles.arrayElementVarHandle(int[].class);
 
-    /** Shared storage for records; reserved by {@link #reserved}, linked by {@link #next}. */
+    /** Shared storage for records; reserved by {@link #reserve}, linked by {@link #next}. */
     static final class Chunk {
         final byte[] data;
         /** The header of the record at offset {@code p} is {@code headers[p >> SHIFT]}. */
         final int[] headers;
-        /** Bytes handed out; beyond {@code data.length} once a writer found the chunk full. */
-        final AtomicInteger reserved = new AtomicInteger();
+        /**
+         * Ids handed out (from {@link #ID}) and bytes handed out (below it); the bytes go beyond
+         * {@code data.length} once a writer found the chunk full. Written through {@link
+         * #RESERVED} only.
+         */
+        @SuppressWarnings("unused")
+        private volatile long reserved;
+        /**
+         * This chunk's first id, {@link #UNNUMBERED} until the writer that finds the chunk before
+         * it full sets it, before making this chunk current ({@link #overflow}).
+         */
+        private volatile long firstId;
         final AtomicReference<Chunk> next = new AtomicReference<>();
 
-        Chunk(int size) {
+        Chunk(int size, long firstId) {
             data = new byte[size];
             headers = new int[size >> SHIFT];
+            this.firstId = firstId;
+        }
+
+        /** Bytes handed out so far (possibly beyond {@code data.length}). */
+        long bytes() {
+            return reserved & BYTES;
+        }
+
+        /** The id of a reservation {@link #reserve} returned with an id. */
+        long id(long reservation) {
+            return firstId + (reservation >>> ID_SHIFT);
+        }
+
+        /** Ids handed out so far (including those of reservations that did not fit). */
+        long ids() {
+            return reserved >>> ID_SHIFT;
         }
     }
 
+    /**
+     * A reservation word's low bits count bytes: 2^36, far more than a chunk (at most 2 GiB) plus
+     * what writers that found it full added once each; its high 28 bits count ids, more than a
+     * chunk can hold (a definition takes at least 16 bytes, so at most 2^27 fit in 2 GiB).
+     */
+    static final int ID_SHIFT = 36;
+
+    /** Adds one id to a reservation ({@link #reserve}). */
+    static final long ID = 1L << ID_SHIFT;
+
+    private static final long BYTES = ID - 1;
+
+    /** A chunk linked ahead of time, not numbered yet. */
+    private static final long UNNUMBERED = 0;
+
+    private static final VarHandle RESERVED;
+    private static final VarHandle FIRST;
+
+    static {
+        try {
+            MethodHandles.Lookup lookup = MethodHandles.lookup();
+            RESERVED = lookup.findVarHandle(Chunk.class, "reserved", long.class);
+            FIRST = lookup.findVarHandle(Chunk.class, "firstId", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /**
+     * Reserves {@code size} bytes of {@code chunk}, and an id with them when {@code id} is
+     * {@link #ID} (0: none). Returns the reservation: its offset is {@code reservation & BYTES}
+     * ({@link #offset}), its id {@link Chunk#id}; it fits when the offset is at most {@code
+     * data.length - size}, else the caller calls {@link #overflow} and retries.
+     */
+    static long reserve(Chunk chunk, int size, long id) {
+        return (long) RESERVED.getAndAdd(chunk, id + size);
+    }
+
+    /** A reservation's offset in its chunk's data. */
+    static long offset(long reservation) {
+        return reservation & BYTES;
+    }
+
     /** An empty chunk to start from: the first writer links the first real one. */
-    private static final AtomicReference<Chunk> CURRENT = new AtomicReference<>(new Chunk(0));
+    private static final AtomicReference<Chunk> CURRENT =
+            new AtomicReference<>(new Chunk(0, Definitions.FIRST_ID));
 
     // The reader's position; only touched under the class lock (one reader at a time).
     private static Chunk readChunk = CURRENT.get();
@@ -92,23 +169,32 @@ final class DefinitionLog {
      * to: see {@link Definitions}' initializer.
      */
     static void warm() {
-        commit(new Chunk(GRAIN), 0, 1);
+        Chunk scratch = new Chunk(GRAIN, UNNUMBERED);
+        commit(scratch, (int) offset(reserve(scratch, GRAIN, ID)), 1);
     }
 
     /**
-     * The reservation {@code [at, at + size)} of {@code chunk} did not fit: closes the chunk (when
-     * the reservation straddles its end) and makes the next chunk current. The caller retries.
+     * The {@code reservation} of {@code size} bytes of {@code chunk} did not fit: closes the chunk
+     * (when the reservation straddles its end) and makes the next chunk current, numbered from
+     * this reservation's id count on. The caller retries.
+     *
+     * <p>Why that numbering repeats no id: offsets and id counts grow together in one word, and
+     * a reservation after one that did not fit cannot fit either, so every reservation that fit,
+     * hence every id used in this chunk, was counted before this one. Of the writers that find
+     * the chunk full the first to set the next chunk's first id wins; each would do.
      */
-    static void overflow(Chunk chunk, int at, int size) {
+    static void overflow(Chunk chunk, long reservation, int size) {
+        long at = offset(reservation);
         int end = chunk.data.length;
         if (at < end) {
-            commit(chunk, at, at - end); // padding, skipped
+            commit(chunk, (int) at, (int) (at - end)); // padding, skipped
         }
         Chunk next = chunk.next.get();
         if (next == null) {
-            Chunk fresh = new Chunk(Math.max(CHUNK, size));
+            Chunk fresh = new Chunk(Math.max(CHUNK, size), UNNUMBERED);
             next = chunk.next.compareAndSet(null, fresh) ? fresh : chunk.next.get();
         }
+        FIRST.compareAndSet(next, UNNUMBERED, chunk.id(reservation));
         CURRENT.compareAndSet(chunk, next);
     }
 
@@ -136,7 +222,7 @@ final class DefinitionLog {
             }
             while (true) {
                 byte[] d = c.data;
-                int limit = Math.min(c.reserved.get(), d.length);
+                int limit = (int) Math.min(c.bytes(), d.length);
                 while (p < limit) {
                     int h = (int) HEADERS.getAcquire(c.headers, p >> SHIFT);
                     if (h == 0) {
@@ -144,7 +230,7 @@ final class DefinitionLog {
                         // one of them is already there, or when the chunk is full (the records up
                         // to its end are all reserved). Else nothing behind it is committed yet.
                         int q = nextHeader(c.headers, p, limit);
-                        if (q < 0 && c.reserved.get() < d.length) {
+                        if (q < 0 && c.bytes() < d.length) {
                             return;
                         }
                         int to = q < 0 ? d.length : q;
@@ -250,8 +336,8 @@ final class DefinitionLog {
 
     private static void prepareNext() {
         Chunk cur = CURRENT.get();
-        if (cur.data.length > 0 && cur.next.get() == null && cur.reserved.get() >= cur.data.length / 2) {
-            cur.next.compareAndSet(null, new Chunk(CHUNK));
+        if (cur.data.length > 0 && cur.next.get() == null && cur.bytes() >= cur.data.length / 2) {
+            cur.next.compareAndSet(null, new Chunk(CHUNK, UNNUMBERED));
         }
     }
 
@@ -267,7 +353,10 @@ final class DefinitionLog {
 
     /** Drops every record and chunk: nothing reads the log any more. */
     static synchronized void clear() {
-        Chunk empty = new Chunk(0);
+        // Numbered on from the last chunk (a writer racing with the close may still repeat an
+        // id of it, but nothing is delivered any more: the agent never learns either).
+        Chunk cur = CURRENT.get();
+        Chunk empty = new Chunk(0, cur.firstId + cur.ids());
         CURRENT.set(empty);
         readChunk = empty;
         readPos = 0;

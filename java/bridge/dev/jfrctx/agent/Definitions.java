@@ -1,7 +1,6 @@
 package dev.jfrctx.agent;
 
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Context maps numbered by the facade itself, with no JNI call on the application's thread: the
@@ -29,8 +28,6 @@ public final class Definitions {
 
     /** Returned by {@link #define} once closed. */
     static final long UNDEFINED = FIRST_ID - 1;
-
-    private static final AtomicLong NEXT = new AtomicLong(FIRST_ID);
 
     private static volatile boolean closed;
 
@@ -61,16 +58,20 @@ public final class Definitions {
         if (closed) {
             return UNDEFINED;
         }
-        long id = NEXT.getAndIncrement();
         int ascii = 2 + 4 * kv.length;
         for (String s : kv) {
             ascii += s.length();
         }
-        if (!write(BatchEncoder.TAG_DEFINE, id, kv, ascii, null)) {
+        long id = write(BatchEncoder.TAG_DEFINE, NEW_ID, kv, ascii, null);
+        if (id < 0) {
+            id = -id;
             write(BatchEncoder.TAG_DEFINE, id, null, 0, encodeUtf8(kv));
         }
         return id;
     }
+
+    /** {@link #write}'s {@code id} for a definition numbered by its own reservation. */
+    private static final long NEW_ID = 0;
 
     /**
      * Logs a record: {@code tag}, {@code id} (i64), then either the map {@code kv} in the wire
@@ -78,39 +79,46 @@ public final class Definitions {
      * key and each value its UTF-8 length u32 and bytes, little-endian), written char by char as
      * {@code asciiLength} bytes, or {@code body} when not null.
      *
-     * @return false, having logged nothing the reader keeps, when a char of {@code kv} is not
-     *     ASCII
+     * @param id the record's id, or {@link #NEW_ID}: the id the reservation hands out
+     *     ({@code DefinitionLog}: one atomic add reserves the bytes and numbers the map)
+     * @return the id written; negated, having logged nothing the reader keeps, when a char of
+     *     {@code kv} is not ASCII (the id stays the map's: its reservation fitted)
      */
-    private static boolean write(byte tag, long id, String[] kv, int asciiLength, byte[] body) {
+    private static long write(byte tag, long id, String[] kv, int asciiLength, byte[] body) {
         int length = 4 + 1 + 8 + (kv != null ? asciiLength : body != null ? body.length : 0);
         int size = DefinitionLog.aligned(length);
+        long numbered = id == NEW_ID ? DefinitionLog.ID : 0;
         while (true) {
             DefinitionLog.Chunk c = DefinitionLog.current();
-            int at = c.reserved.getAndAdd(size);
+            long reservation = DefinitionLog.reserve(c, size, numbered);
+            long offset = DefinitionLog.offset(reservation);
             byte[] d = c.data;
             try {
-                if (at > d.length - size) {
-                    DefinitionLog.overflow(c, at, size);
+                if (offset > d.length - size) {
+                    DefinitionLog.overflow(c, reservation, size);
                     continue;
                 }
+                int at = (int) offset;
+                long written = id == NEW_ID ? c.id(reservation) : id;
                 d[at + 4] = tag;
-                putLong(d, at + 5, id);
+                putLong(d, at + 5, written);
                 if (kv != null && !putAscii(d, at + 13, kv)) {
                     DefinitionLog.commit(c, at, -length); // skipped by the reader
-                    return false;
+                    return -written;
                 }
                 if (body != null) {
                     System.arraycopy(body, 0, d, at + 13, body.length);
                 }
                 DefinitionLog.commit(c, at, length);
-                return true;
+                return written;
             } catch (Throwable t) {
                 // A StackOverflowError can strike at any call, an OutOfMemoryError in overflow:
                 // close the reservation, or the reader would keep it pending for ever. A plain
                 // store and no call, so that the error cannot strike again first; the reader sees
                 // it at a delivery soon after.
-                if (at < d.length) {
-                    c.headers[at >> DefinitionLog.SHIFT] = at > d.length - size ? at - d.length : -length;
+                if (offset < d.length) {
+                    c.headers[(int) offset >> DefinitionLog.SHIFT] =
+                            offset > d.length - size ? (int) (offset - d.length) : -length;
                 }
                 throw t;
             }

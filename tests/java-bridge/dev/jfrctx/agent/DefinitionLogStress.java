@@ -23,6 +23,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  *     {@code StackOverflowError} strikes inside {@code define} at many points (each failed
  *     attempt is retried one frame higher); the maps whose {@code define} returned arrive like
  *     the others, the failed ones never, and no reservation stays pending at the end;</li>
+ * <li>dense: ids from {@code FIRST_ID} on, few skipped (the agent keeps them in a window);</li>
  * <li>nothing poisoned: that thread's first map, non-ASCII, is the JVM's first record and first
  *     UTF-8 encoding, at the end of its stack, before any writer starts; a class whose
  *     initialization failed there would fail every writer's non-ASCII map.</li>
@@ -181,13 +182,25 @@ public final class DefinitionLogStress {
             problem[0] = defined.size() + " definitions, expected " + (writers * maps + DEEP)
                     + ": a failed define reached the reader";
         }
+        // Dense: ids are numbered by the log's reservations, which skip only those that found a
+        // chunk full (a few per chunk) or whose writer failed (the deep thread's overflows).
+        long first = defined.keySet().stream().mapToLong(Long::longValue).min().orElse(0);
+        long last = defined.keySet().stream().mapToLong(Long::longValue).max().orElse(0);
+        long unused = last - Definitions.FIRST_ID + 1 - defined.size();
+        if (problem[0] == null && first < Definitions.FIRST_ID) {
+            problem[0] = "id " + first + " is below the first, " + Definitions.FIRST_ID;
+        }
+        if (problem[0] == null && unused > deepFailures + defined.size() / 100) {
+            problem[0] = unused + " ids unused up to " + last + " ("
+                    + deepFailures + " failed defines): the ids are not dense";
+        }
         if (problem[0] != null) {
             System.out.println("FAIL " + problem[0]);
             System.exit(1);
         }
         System.out.println("{\"definitions\":" + defined.size() + ",\"releases\":" + releases.size()
                 + ",\"drains\":" + drains[0] + ",\"passed_over\":" + DefinitionLog.passedOver()
-                + ",\"overflowed_defines\":" + deepFailures + "}");
+                + ",\"overflowed_defines\":" + deepFailures + ",\"unused_ids\":" + unused + "}");
     }
 
     static String check(int writers, int maps, long[][] ids, Map<Long, String[]> defined, List<Long> order,
