@@ -112,9 +112,17 @@ public final class BenchFilter implements Filter {
                 return;
             case PYRO_ENDPOINT:
             case PYRO_REQUEST: {
-                Object labels = mode == PYRO_ENDPOINT
-                        ? labeler.labels(endpoint(http), null)
-                        : labeler.labels(endpoint(http), Long.toString(requests.incrementAndGet()));
+                if (ContextTimes.ENABLED) {
+                    // Timed as jfrctx's `request` mode is: the labels built and installed.
+                    long t0 = System.nanoTime();
+                    Object labels = pyroscopeLabels(http);
+                    AutoCloseable scope = labeler.open(labels);
+                    long t1 = System.nanoTime();
+                    request.setAttribute(LABELS_ATTRIBUTE, labels);
+                    timed(scope, t1 - t0, request, response, chain);
+                    return;
+                }
+                Object labels = pyroscopeLabels(http);
                 request.setAttribute(LABELS_ATTRIBUTE, labels);
                 try (AutoCloseable ignored = labeler.open(labels)) {
                     chain.doFilter(request, response);
@@ -128,6 +136,13 @@ public final class BenchFilter implements Filter {
             default:
                 chain.doFilter(request, response);
         }
+    }
+
+    /** Pyroscope's labels for this request: the endpoint, and the request's number. */
+    private Object pyroscopeLabels(HttpServletRequest http) {
+        return mode == PYRO_ENDPOINT
+                ? labeler.labels(endpoint(http), null)
+                : labeler.labels(endpoint(http), Long.toString(requests.incrementAndGet()));
     }
 
     /** Builds and installs {@code {endpoint, request=<counter>}}: a map never seen before. */
