@@ -164,13 +164,17 @@ final class DefinitionLog {
     }
 
     /**
-     * Links what a writer's first record runs (this class's initializer, the header's release
-     * store) on a scratch chunk the reader never sees, so that no application thread is the first
-     * to: see {@link Definitions}' initializer.
+     * Links what a writer's first record runs (this class's initializer, the reservation's atomic
+     * add, the header's release store, and the numbering of the next chunk at an overflow: the
+     * first define always overflows the empty chunk the log starts with) on scratch chunks the
+     * reader never sees, so that no application thread is the first to: see {@link Definitions}'
+     * initializer.
      */
     static void warm() {
         Chunk scratch = new Chunk(GRAIN, UNNUMBERED);
         commit(scratch, (int) offset(reserve(scratch, GRAIN, ID)), 1);
+        scratch.next.set(new Chunk(0, UNNUMBERED));
+        overflow(scratch, reserve(scratch, GRAIN, ID), GRAIN); // not current: nothing moves
     }
 
     /**
