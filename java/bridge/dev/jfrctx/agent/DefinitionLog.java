@@ -61,7 +61,6 @@ final class DefinitionLog {
          * {@code data.length} once a writer found the chunk full. Written through {@link
          * #RESERVED} only.
          */
-        @SuppressWarnings("unused")
         private volatile long reserved;
         /**
          * This chunk's first id, {@link #UNNUMBERED} until the writer that finds the chunk before
@@ -81,14 +80,12 @@ final class DefinitionLog {
             return reserved & BYTES;
         }
 
-        /** The id of a reservation {@link #reserve} returned with an id. */
+        /**
+         * The id of a reservation {@link #reserve} returned with an id; given the word itself,
+         * the next id this chunk would hand out.
+         */
         long id(long reservation) {
             return firstId + (reservation >>> ID_SHIFT);
-        }
-
-        /** Ids handed out so far (including those of reservations that did not fit). */
-        long ids() {
-            return reserved >>> ID_SHIFT;
         }
     }
 
@@ -360,7 +357,7 @@ final class DefinitionLog {
         // Numbered on from the last chunk (a writer racing with the close may still repeat an
         // id of it, but nothing is delivered any more: the agent never learns either).
         Chunk cur = CURRENT.get();
-        Chunk empty = new Chunk(0, cur.firstId + cur.ids());
+        Chunk empty = new Chunk(0, cur.id(cur.reserved));
         CURRENT.set(empty);
         readChunk = empty;
         readPos = 0;
