@@ -43,6 +43,8 @@ CONFIGS = {
     "jfrctx-request": ("jfrctx", "request", "jfrctx, a new context {endpoint, request} per request, events=cpu"),
     "jfrctx-request-all": ("jfrctx-all", "request", "jfrctx, {endpoint, request}, events=" + ALL_EVENTS),
     "jfrctx-request-jni": ("jfrctx", "request", "as jfrctx-request with spares=off (a JNI registration per first context)"),
+    "jfrctx-request-noexact": ("jfrctx", "request",
+                               "as jfrctx-request with -XX:-DebugNonSafepoints (exact frames off)"),
     "otel": ("otel", "off", "OpenTelemetry Java agent alone (spans made, exporter none)"),
     "otel-jfr": ("otel-jfr", "off", "OTel agent + JFR alone (the 'jfr' stream): what sampling costs beside OTel"),
     "otel-jfr-exact": ("otel-jfr", "off", "as otel-jfr with the exact frames jfrctx turns on (-XX:+DebugNonSafepoints)"),
@@ -62,9 +64,12 @@ JFR_STREAM = ("jfr", "otel-jfr")
 # Agent options added to the common ones, by configuration.
 AGENT_EXTRA = {"jfrctx-request-jni": ",spares=off", "otel-jfrctx-jni": ",spares=off"}
 # JVM options added to the common ones, by configuration: the jfrctx agent enables non-safepoint
-# debug information (exact frames) through JVMTI; these baselines turn on the same flag directly.
+# debug information (exact frames) through JVMTI; these baselines turn on the same flag directly,
+# and jfrctx-request-noexact turns it off as a service that opts out of exact frames would.
 EXACT_FRAMES = ["-XX:+UnlockDiagnosticVMOptions", "-XX:+DebugNonSafepoints"]
-JVM_EXTRA = {"jfr-exact": EXACT_FRAMES, "otel-jfr-exact": EXACT_FRAMES}
+NO_EXACT_FRAMES = ["-XX:+UnlockDiagnosticVMOptions", "-XX:-DebugNonSafepoints"]
+JVM_EXTRA = {"jfr-exact": EXACT_FRAMES, "otel-jfr-exact": EXACT_FRAMES,
+             "jfrctx-request-noexact": NO_EXACT_FRAMES}
 # The base a configuration's ratios are paired with, when the run has it (else 'jfr', or 'otel'
 # for otel-*): jfrctx with every event against JFR alone recording the same events.
 BASE = {"jfrctx-request-all": "jfr-all"}
