@@ -402,9 +402,10 @@ public final class RecordingContext extends Scope implements AutoCloseable {
 
         /**
          * The last result or the shared cache's, shared from now on (it is used again); else
-         * merges, numbers (no JNI call) and caches a new map: private to this build's scope the
-         * first time (released when it closes), shared when the same map was built and released
-         * before. Out of line: the common case above stays small.
+         * merges and numbers (no JNI call) a new map. A map met the first time is private to
+         * this build's scope (released when it closes) and kept by this builder only; one met
+         * before (its entry found, or its miss remembered at the cache's door) recurs: shared
+         * from the start and cached. Out of line: the common case above stays small.
          */
         private ContextData lookup(ContextData base) {
             ContextCache.Entry e = last;
@@ -412,17 +413,17 @@ public final class RecordingContext extends Scope implements AutoCloseable {
                 e = ContextCache.get(base, entries);
             }
             ContextData data = e == null ? null : e.result();
-            boolean seen = data != null;
             if (data == null || !data.share()) {
+                boolean recurs = e != null || ContextCache.admit(base, entries);
                 String[] kv = base.mergedWith(entries);
                 data = base;
                 if (kv != null) {
                     Checks.entries(kv.length >> 1);
-                    data = ContextData.of(kv, seen);
+                    data = ContextData.of(kv, recurs);
                 } else {
                     base.share(); // installed again by this build: no longer one scope's own
                 }
-                e = ContextCache.put(base, entries, data);
+                e = recurs ? ContextCache.put(base, entries, data) : ContextCache.own(base, data);
             }
             last = e;
             return data;

@@ -24,6 +24,17 @@ import java.util.Arrays;
  * the full comparison run, which decides, and a mismatch is a miss, as a race between two
  * builders already allows.
  *
+ * <p>A map takes a slot only when it is missed a second time: the first miss leaves its hash at
+ * the slot's <em>door</em> ({@link #admit}, a dense array of {@value #DOOR_SLOTS} hashes, a
+ * TinyLFU doorkeeper without its counters), and the second finds it there. A server's maps that
+ * hold a request id are met once: they write one int at the door instead of a slot, its hash,
+ * an entry and two copies of the entries, and they no longer evict the maps that do recur (every
+ * such map used to take a slot, so that under a flood of them a map recurring less often than
+ * its slot was overwritten was never found). The hit path never reads the door. A map that
+ * recurs is numbered twice before it is cached (its second build is shared from the start, as a
+ * build that finds a released map was before); one that recurs more slowly than its door slot
+ * is overwritten is numbered on every build, as it was when the flood evicted it from its slot.
+ *
  * <p>The cache holds both the installed context and the result only <em>weakly</em>: it never
  * delays the release of an id. A result found here is shared from then on
  * ({@link ContextData#share}); one whose building scope already released it is not installed
@@ -42,6 +53,9 @@ public final class ContextCache {
 
     /** Number of slots, a power of two. */
     static final int SLOTS = 512;
+
+    /** Number of hashes at the door ({@link #admit}), a power of two: it outlives a slot. */
+    static final int DOOR_SLOTS = 4 * SLOTS;
 
     /** Largest context (sum of key and value lengths, in chars) that is cached. */
     static final int MAX_CHARS = 2048;
@@ -89,6 +103,9 @@ public final class ContextCache {
 
     /** Each slot's {@link #hash}, written after the slot; 0 before the first. */
     private static final int[] HASHES = new int[SLOTS];
+
+    /** The hash of the map last missed at each door slot, 0 before the first ({@link #admit}). */
+    private static final int[] DOOR = new int[DOOR_SLOTS];
 
     /** The entries of an {@link Entry} that is not in the table (never read). */
     private static final String[] NO_STRINGS = new String[0];
@@ -152,7 +169,44 @@ public final class ContextCache {
     }
 
     /**
-     * Remembers that {@code entries} built on {@code base} gives {@code result}.
+     * Returns whether a map that {@link #get} missed recurs: whether its hash is at its door slot,
+     * left there by an earlier miss of the same map (or, rarely, of another map with the same full
+     * hash, which only admits that one early). Else leaves its hash there for the next miss.
+     * A map holding a key declared {@link #uncached} is never admitted and leaves nothing.
+     *
+     * @param base the installed context (its identity is part of the hash)
+     * @param entries the builder's entries
+     * @return true when the map was missed before and should be {@link #put} in the table
+     */
+    public static boolean admit(ContextData base, EntryList entries) {
+        if (isUncached(entries)) {
+            return false;
+        }
+        int h = hash(base, entries);
+        int door = h & (DOOR_SLOTS - 1);
+        if (DOOR[door] == h) {
+            return true;
+        }
+        DOOR[door] = h;
+        return false;
+    }
+
+    /**
+     * Returns an entry for the builder alone: never in the table, never compared by content (only
+     * entries in the table are), so no copy of the entries. For a map met the first time, too
+     * large to be cached, or holding an {@link #uncached} key.
+     *
+     * @param base the installed context the entries extended
+     * @param result the context built
+     * @return the builder's entry
+     */
+    public static Entry own(ContextData base, ContextData result) {
+        return new Entry(base, NO_STRINGS, NO_STRINGS, result);
+    }
+
+    /**
+     * Remembers that {@code entries} built on {@code base} gives {@code result}, in the table
+     * unless the map is too large to be cached or holds an {@link #uncached} key.
      *
      * @param base the installed context the entries extended
      * @param entries the builder's entries (copied when the entry goes into the table)
@@ -161,9 +215,7 @@ public final class ContextCache {
      */
     public static Entry put(ContextData base, EntryList entries, ContextData result) {
         if (result.chars() > MAX_CHARS || base.chars() > MAX_CHARS || isUncached(entries)) {
-            // Only the builder keeps it, as its last result: never compared by content (only
-            // entries in the table are), so no copy of the entries.
-            return new Entry(base, NO_STRINGS, NO_STRINGS, result);
+            return own(base, result);
         }
         int n = entries.size();
         Entry e = new Entry(base, Arrays.copyOf(entries.keys(), n),

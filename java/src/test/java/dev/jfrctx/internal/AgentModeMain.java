@@ -341,12 +341,15 @@ public final class AgentModeMain {
         check(Natives.RELEASED_IDS.contains(discarded[0]), "a scope discarded by an outer one releases its map");
         java.lang.ref.Reference.reachabilityFence(snapshot);
 
+        // A map met once is kept by its builder only (not in the shared cache): a builder built on
+        // two threads is how another thread finds it while its first build still has it open.
         long[] other = new long[1];
         long mine;
-        try (RecordingContext c = RecordingContext.where(K, "both").build()) {
+        RecordingContext.Builder both = RecordingContext.where(K, "both");
+        try (RecordingContext c = both.build()) {
             mine = Introspection.currentId();
             Thread t = new Thread(() -> {
-                try (RecordingContext o = RecordingContext.where(K, "both").build()) {
+                try (RecordingContext o = both.build()) {
                     other[0] = Introspection.currentId();
                 }
             }, "shares");

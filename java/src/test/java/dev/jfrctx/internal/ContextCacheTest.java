@@ -1,6 +1,7 @@
 package dev.jfrctx.internal;
 
 import static dev.jfrctx.internal.ContextDataTest.entries;
+import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertNotNull;
 import static org.junit.Assert.assertNull;
 import static org.junit.Assert.assertSame;
@@ -37,6 +38,30 @@ public class ContextCacheTest {
     }
 
     @Test
+    public void aMapIsAdmittedAtItsSecondMissAndTheFirstLeavesTheTableAlone() {
+        ContextData base = ContextData.of(new String[] {"tenant", "t3"}, true);
+        EntryList recurring = entries("endpoint", "/recurring");
+        ContextData recurringResult = ContextData.of(base.mergedWith(recurring), true);
+        ContextCache.Entry kept = ContextCache.put(base, recurring, recurringResult);
+        // A map met once (a request id) hashing to the same table slot.
+        int slot = ContextCache.index(base, recurring);
+        String request = null;
+        for (int n = 0; request == null; n++) {
+            EntryList candidate = entries("endpoint", "/recurring", "request", "r-" + n);
+            if (ContextCache.index(base, candidate) == slot) {
+                request = "r-" + n;
+            }
+        }
+        EntryList once = entries("endpoint", "/recurring", "request", request);
+        assertNull(ContextCache.get(base, once));
+        assertFalse("the first miss is only remembered", ContextCache.admit(base, once));
+        assertSame("the map that recurs keeps its slot", kept, ContextCache.get(base, recurring));
+        assertTrue("the second miss of the same map is admitted",
+                ContextCache.admit(base, entries("endpoint", "/recurring", "request", request)));
+        assertFalse("another base is another map", ContextCache.admit(ContextData.EMPTY, once));
+    }
+
+    @Test
     public void mapsHoldingAnUncachedKeyAreNeitherFoundNorRemembered() {
         ContextData base = ContextData.of(new String[] {"tenant", "t1"}, true);
         EntryList listed = entries("endpoint", "/a");
@@ -64,6 +89,8 @@ public class ContextCacheTest {
         assertSame(uniqueResult, own.result());
         assertTrue("its base is what the builder compares it by", own.extendsBase(base));
         assertNull(ContextCache.get(base, entries("endpoint", "/a", UNIQUE, id)));
+        assertFalse("never admitted", ContextCache.admit(base, unique));
+        assertFalse("not even when missed again", ContextCache.admit(base, unique));
         // The map that recurs, in the same slot, was not evicted by the unique one.
         assertSame(kept, ContextCache.get(base, entries("endpoint", "/a")));
 
