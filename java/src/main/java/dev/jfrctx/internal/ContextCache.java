@@ -25,8 +25,8 @@ import java.util.Arrays;
  * builders already allows.
  *
  * <p>A map takes a slot only when it is missed a second time: the first miss leaves its hash at
- * the slot's <em>door</em> ({@link #admit}, a dense array of {@value #DOOR_SLOTS} hashes, a
- * TinyLFU doorkeeper without its counters), and the second finds it there. A server's maps that
+ * the <em>door</em> ({@link #admit}: a dense, direct-mapped array of {@value #DOOR_SLOTS} hashes,
+ * a TinyLFU doorkeeper without its counters), and the second finds it there. A server's maps that
  * hold a request id are met once: they write one int at the door instead of a slot, its hash,
  * an entry and two copies of the entries, and they no longer evict the maps that do recur (every
  * such map used to take a slot, so that under a flood of them a map recurring less often than
