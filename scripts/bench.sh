@@ -16,7 +16,8 @@
 # --server-configs LIST, --server-setups "17:platform 21:virtual" (see bench/server/run.py),
 # --server-warmup S and --server-measure S (seconds per server JVM: 10 and 15 by default),
 # --server-period MS (ms between execution samples, every profiler: 10 by default),
-# --server-time-contexts (time the filter's context on the request thread, bench/server).
+# --server-time-contexts (time the filter's context on the request thread, bench/server),
+# --server-phase-ms MS (phase length of the A/B configurations *-ab: 2000 by default).
 # Environment: OVERHEAD_AGENT_OPTS (extra agent options for the overhead run, default
 # ring=4096), OVERHEAD_WORK (compute steps per context, default 6500 ≈ 17 µs of CPU here).
 #
@@ -47,6 +48,7 @@ server_warmup_opt=""
 server_measure_opt=""
 server_period=10
 server_time=()
+server_phase=2000
 jdks=""
 rounds=""
 out=""
@@ -66,6 +68,7 @@ while [ $# -gt 0 ]; do
         --server-measure) server_measure_opt="$2"; shift ;;
         --server-period) server_period="$2"; shift ;;
         --server-time-contexts) server_time=(--time-contexts) ;;
+        --server-phase-ms) server_phase="$2"; shift ;;
         --jdks) jdks="$2"; shift ;;
         --rounds) rounds="$2"; shift ;;
         --out) out="$2"; shift ;;
@@ -284,7 +287,8 @@ if [ "$run_server" = 1 ]; then
     say "server benchmark: $server_setups; $server_configs; $rounds round(s) of ${server_warmup}s warm-up + ${server_measure}s, samples every ${server_period} ms"
     if ! python3 bench/server/run.py --classes "$sclasses" --tomcat "$tomcat" --agent "$agent" \
         --jar "$sclasses-facade" --out "$out" --rounds "$rounds" --warmup "$server_warmup" \
-        --measure "$server_measure" --period "$server_period" --setups "$server_setups" --configs "$server_configs" \
+        --measure "$server_measure" --period "$server_period" --phase-ms "$server_phase" \
+        --setups "$server_setups" --configs "$server_configs" \
         "${pyro_args[@]}" "${otel_args[@]}" "${server_time[@]}" >"$out/server.log" 2>&1; then
         tail -n 20 "$out/server.log" >&2
         failures+=("server benchmark")

@@ -5,7 +5,7 @@ load, one fresh JVM per (configuration, round), configurations interleaved round
     python3 bench/server/run.py --classes DIR --tomcat DIR --agent libjfrctx.so --jar jfrctx.jar \
         --out DIR [--rounds 3] [--warmup 10] [--measure 20] [--connections 8] \
         [--setups "17:platform 21:virtual"] [--configs none,jfr,...] [--pyroscope-jar JAR] \
-        [--jvm-opt OPT ...] [--time-contexts]
+        [--jvm-opt OPT ...] [--time-contexts] [--phase-ms 2000]
 
 Normally run by scripts/bench.sh (which builds, compiles and fetches what this needs). Writes
 server.jsonl (one line per run), server-<cfg>-<setup>-r<N>.{out,err} and server-summary.txt;
@@ -57,6 +57,12 @@ CONFIGS = {
     "pyroscope-off": ("pyroscope", "off", "Pyroscope agent (itimer at the same period), no labels"),
     "pyroscope-endpoint": ("pyroscope", "pyroscope-endpoint", "Pyroscope agent, ScopedContext {endpoint}"),
     "pyroscope-request": ("pyroscope", "pyroscope-request", "Pyroscope agent, ScopedContext {endpoint, request}"),
+    # Two filter modes A/B alternating in phases of one JVM (Phases.java): B's cost over A's,
+    # without the JVM-to-JVM spread. jfr-ab is the method's control (the facade is a no-op).
+    "jfr-ab": ("jfr", "off/request", "JFR alone; phases off / {endpoint, request} (facade a no-op): control"),
+    "jfrctx-ab": ("jfrctx", "off/request", "jfrctx (events=cpu); phases off / {endpoint, request}"),
+    "pyroscope-ab": ("pyroscope", "off/pyroscope-request",
+                     "Pyroscope agent; phases off / ScopedContext {endpoint, request}"),
 }
 
 # Profilers that run the benchmark's own JFR stream (no agent): JFR alone, beside OTel or not.
@@ -194,7 +200,7 @@ def one_run(args, cfg, setup, rnd):
         jfc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnose.jfc")
         jvm.append(f"-XX:StartFlightRecording=settings={jfc},filename={os.path.join(args.out, f'server-{tag}.jfr')}")
     env = dict(os.environ)
-    app = ["--filter", filt]
+    app = ["--filter", filt, "--phase-ms", str(args.phase_ms)]
     if threads == "virtual":
         app.append("--virtual")
     if profiler in JFR_STREAM:
@@ -288,6 +294,7 @@ def one_run(args, cfg, setup, rnd):
             "window_epoch_ns": [st0["epoch_ns"], st1["epoch_ns"]],
             "context_ns": context_percentiles(st0.get("context_ns"), st1.get("context_ns")),
             "open_ns": context_percentiles(st0.get("open_ns"), st1.get("open_ns")),
+            "phases": phase_pairs(st1.get("phases"), st0["nano"], st1["nano"]),
             "tag": tag,
         })
         try:
@@ -340,6 +347,79 @@ def context_percentiles(h0, h1):
             if f"p{q}" not in out and seen * 100 >= total * q:
                 out[f"p{q}"] = b
     return out
+
+
+def phase_pairs(phases, lo, hi):
+    """Each B phase inside the window [lo, hi] (nanoTime) against the mean of the A phases on
+    either side (A B A B ...): CPU per request and requests per second, B × A, per pair; plus the
+    pooled CPU per request of each mode. None when the run has no phases."""
+    if phases is None:
+        return None
+    ps = [p for p in phases if p["start"] >= lo and p["start"] + p["ns"] <= hi and p["served"] > 0]
+    a_mode = phases[0]["mode"]
+
+    def cpr(p):
+        return p["cpu_ns"] / p["served"]
+
+    def rps(p):
+        return p["served"] / p["ns"]
+
+    cpu, rate = [], []
+    for i in range(1, len(ps) - 1):
+        a0, b, a1 = ps[i - 1], ps[i], ps[i + 1]
+        if b["mode"] == a_mode or a0["mode"] != a_mode or a1["mode"] != a_mode:
+            continue
+        cpu.append(cpr(b) / ((cpr(a0) + cpr(a1)) / 2))
+        rate.append(rps(b) / ((rps(a0) + rps(a1)) / 2))
+    pooled = {}
+    for p in ps:
+        m = pooled.setdefault(p["mode"], {"cpu_ns": 0, "served": 0, "loop_ns": 0, "loop_calls": 0})
+        for k in m:
+            m[k] += p[k]
+    return {"a": a_mode, "cpu_ratio": cpu, "rps_ratio": rate, "pooled": pooled}
+
+
+def mean_ci(xs):
+    """Mean and the half-width of its 95 % interval (normal approximation; pairs are ≥ 20)."""
+    if len(xs) < 2:
+        return (xs[0] if xs else None), None
+    return statistics.mean(xs), 1.96 * statistics.stdev(xs) / len(xs) ** 0.5
+
+
+def summarize_phases(recs):
+    """The A/B table: per run, B's CPU per request and req/s over A's in the same JVM."""
+    rs = [r for r in recs if r.get("ok") and r.get("phases")]
+    if not rs:
+        return []
+    lines = ["\nTwo filter modes A/B alternating in phases of one JVM (bench/server Phases.java): per "
+             "run, B × A paired phase by phase (each B against the mean of the A on either side); "
+             "mean ± 95 % interval and median over pairs; pooled = CPU per request of all B phases "
+             "over all A phases; /cpu loop µs per call in A and B (platform threads only)",
+             "| configuration | JDK | threads | round | pairs | CPU/req B × A, mean ± CI | median | pooled "
+             "| req/s B × A, mean ± CI | /cpu loop µs A, B |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rs:
+        ph = r["phases"]
+        m, ci = mean_ci(ph["cpu_ratio"])
+        rm, rci = mean_ci(ph["rps_ratio"])
+        pool = ph["pooled"]
+        modes = list(pool)
+        b = next((k for k in modes if k != ph["a"]), None)
+
+        def per(k, num, den):
+            return pool[k][num] / pool[k][den] if k in pool and pool[k][den] else None
+
+        pooled = per(b, "cpu_ns", "served") / per(ph["a"], "cpu_ns", "served") if b else None
+        loops = [per(k, "loop_ns", "loop_calls") for k in (ph["a"], b)]
+        lines.append("| " + " | ".join([
+            r["config"], r["jdk"], r["threads"], str(r["round"]), str(len(ph["cpu_ratio"])),
+            f"{m:.4f} ± {ci:.4f}" if ci is not None else "—",
+            f"{statistics.median(ph['cpu_ratio']):.4f}" if ph["cpu_ratio"] else "—",
+            f"{pooled:.4f}" if pooled else "—",
+            f"{rm:.4f} ± {rci:.4f}" if rci is not None else "—",
+            ", ".join(f"{x / 1e3:.0f}" if x else "—" for x in loops),
+        ]) + " |")
+    return lines
 
 
 def med(xs):
@@ -399,6 +479,7 @@ def summarize(recs, out):
                 fmt_spread([r.get("samples_per_app_cpu_s") for r in mine], "{:.1f}"),
                 fmt_spread([r.get("loop_us") for r in mine], "{:.0f}"),
             ]) + " |")
+    lines += summarize_phases(recs)
     timed = [r for r in recs if r.get("ok") and r.get("context_ns")]
     if timed:
         lines.append("\nThe filter's context timed on the request thread (opening + closing, each between two "
@@ -444,6 +525,8 @@ def main():
     p.add_argument("--otel-extension", default="", help="target/jfrctx-otel.jar")
     p.add_argument("--pyroscope-server", default="")
     p.add_argument("--jvm-opt", action="append", default=[])
+    p.add_argument("--phase-ms", type=int, default=2000,
+                   help="ms per phase of the A/B configurations (*-ab; default %(default)s)")
     p.add_argument("--keep", action="store_true", help="keep the sample files")
     p.add_argument("--time-contexts", action="store_true",
                    help="time the filter's context on the request thread (ContextTimes.java)")

@@ -27,6 +27,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *       {@code bench/server/pyroscope/}).
  * </ul>
  *
+ * Two modes {@code A/B} alternate in phases of one JVM ({@link Phases}).
+ *
  * The endpoint is the path after {@code /app}. The labels of a Pyroscope request are kept in a
  * request attribute so that the hand-off endpoint can install them on the pool thread, as
  * {@code RecordingContext.wrap} does for jfrctx.
@@ -36,7 +38,9 @@ public final class BenchFilter implements Filter {
     static final RecordingContextKey REQUEST = RecordingContextKey.forName("request");
     static final String LABELS_ATTRIBUTE = "bench.labels";
 
-    private final int mode;
+    /** The current mode: the only one, or the phase's ({@link #phase}). */
+    private volatile int mode;
+    private final int[] modes;
     private final AtomicLong requests = new AtomicLong();
     private final ConcurrentHashMap<String, RecordingContext.Snapshot> snapshots = new ConcurrentHashMap<>();
     private final Labeler labeler;
@@ -48,21 +52,41 @@ public final class BenchFilter implements Filter {
     private static final int PYRO_ENDPOINT = 4;
     private static final int PYRO_REQUEST = 5;
 
-    BenchFilter(String mode) {
-        switch (mode) {
-            case "off": this.mode = OFF; break;
-            case "snapshot": this.mode = SNAPSHOT; break;
-            case "endpoint": this.mode = ENDPOINT_ONLY; break;
-            case "request": this.mode = REQUEST_ID; break;
-            case "pyroscope-endpoint": this.mode = PYRO_ENDPOINT; break;
-            case "pyroscope-request": this.mode = PYRO_REQUEST; break;
-            default: throw new IllegalArgumentException("unknown --filter " + mode);
+    /** {@code filter}: one mode, or two {@code A/B} that {@link Phases} alternates. */
+    BenchFilter(String filter) {
+        String[] names = filter.split("/", -1);
+        if (names.length > 2) {
+            throw new IllegalArgumentException("--filter " + filter + ": one mode or two (A/B)");
         }
-        this.labeler = this.mode >= PYRO_ENDPOINT ? Labeler.pyroscope() : null;
+        modes = new int[names.length];
+        boolean pyroscope = false;
+        for (int i = 0; i < names.length; i++) {
+            modes[i] = parse(names[i]);
+            pyroscope |= modes[i] >= PYRO_ENDPOINT;
+        }
+        this.mode = modes[0];
+        this.labeler = pyroscope ? Labeler.pyroscope() : null;
     }
 
-    static String describe(String mode) {
-        return mode.startsWith("pyroscope") ? " pyroscope_labels_enabled=" + Labeler.pyroscope().enabled() : "";
+    private static int parse(String mode) {
+        switch (mode) {
+            case "off": return OFF;
+            case "snapshot": return SNAPSHOT;
+            case "endpoint": return ENDPOINT_ONLY;
+            case "request": return REQUEST_ID;
+            case "pyroscope-endpoint": return PYRO_ENDPOINT;
+            case "pyroscope-request": return PYRO_REQUEST;
+            default: throw new IllegalArgumentException("unknown --filter mode '" + mode + "'");
+        }
+    }
+
+    /** Switches to mode {@code i} of {@code A/B} (0 or 1). */
+    void phase(int i) {
+        mode = modes[i];
+    }
+
+    static String describe(String filter) {
+        return filter.contains("pyroscope") ? " pyroscope_labels_enabled=" + Labeler.pyroscope().enabled() : "";
     }
 
     static String endpoint(HttpServletRequest request) {
@@ -75,6 +99,7 @@ public final class BenchFilter implements Filter {
             throws IOException, ServletException {
         BenchServer.SERVED.incrementAndGet();
         HttpServletRequest http = (HttpServletRequest) request;
+        int mode = this.mode;
         switch (mode) {
             case SNAPSHOT: {
                 RecordingContext.Snapshot s = snapshots.get(endpoint(http));
@@ -115,14 +140,14 @@ public final class BenchFilter implements Filter {
                 if (ContextTimes.ENABLED) {
                     // Timed as jfrctx's `request` mode is: the labels built and installed.
                     long t0 = System.nanoTime();
-                    Object labels = pyroscopeLabels(http);
+                    Object labels = pyroscopeLabels(http, mode);
                     AutoCloseable scope = labeler.open(labels);
                     long t1 = System.nanoTime();
                     request.setAttribute(LABELS_ATTRIBUTE, labels);
                     timed(scope, t1 - t0, request, response, chain);
                     return;
                 }
-                Object labels = pyroscopeLabels(http);
+                Object labels = pyroscopeLabels(http, mode);
                 request.setAttribute(LABELS_ATTRIBUTE, labels);
                 try (AutoCloseable ignored = labeler.open(labels)) {
                     chain.doFilter(request, response);
@@ -139,7 +164,7 @@ public final class BenchFilter implements Filter {
     }
 
     /** Pyroscope's labels for this request: the endpoint, and the request's number. */
-    private Object pyroscopeLabels(HttpServletRequest http) {
+    private Object pyroscopeLabels(HttpServletRequest http, int mode) {
         return mode == PYRO_ENDPOINT
                 ? labeler.labels(endpoint(http), null)
                 : labeler.labels(endpoint(http), Long.toString(requests.incrementAndGet()));

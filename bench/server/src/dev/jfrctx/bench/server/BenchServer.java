@@ -32,15 +32,17 @@ import org.apache.tomcat.util.descriptor.web.FilterMap;
  * <ul>
  *   <li>{@code /admin/stats}: one JSON line with {@code System.nanoTime()}, the wall clock, GC
  *       count and time, JIT compilation time, requests served, and — when this JVM runs its own
- *       JFR {@code RecordingStream} ({@code --jfr-stream}) — the execution samples it received;
+ *       JFR {@code RecordingStream} ({@code --jfr-stream}) — the execution samples it received,
+ *       and with two filter modes {@code A/B} the phases completed so far ({@link Phases});
  *   <li>{@code /admin/stop}: stops the server; {@code main} returns and the JVM exits normally
  *       (so the agents print their exit lines).
  * </ul>
  *
  * <pre>
  *   java [profiler options] -cp tomcat jars:jfrctx.jar:classes dev.jfrctx.bench.server.BenchServer
- *        --filter off|snapshot|endpoint|request|pyroscope-endpoint|pyroscope-request
- *        [--virtual] [--jfr-stream PERIOD_MS] [--jfr-events cpu+alloc+lock+park+io]
+ *        --filter MODE|MODE/MODE   (off, snapshot, endpoint, request, pyroscope-endpoint,
+ *                                   pyroscope-request; two alternate every --phase-ms, 2000)
+ *        [--phase-ms N] [--virtual] [--jfr-stream PERIOD_MS] [--jfr-events cpu+alloc+lock+park+io]
  *        [--samples FILE] [--seconds N]
  * </pre>
  *
@@ -60,6 +62,7 @@ public final class BenchServer {
         String streamEvents = "cpu";
         String samplesFile = null;
         long seconds = 600;
+        long phaseMs = 2000;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--filter": filter = args[++i]; break;
@@ -68,6 +71,7 @@ public final class BenchServer {
                 case "--jfr-events": streamEvents = args[++i]; break;
                 case "--samples": samplesFile = args[++i]; break;
                 case "--seconds": seconds = Long.parseLong(args[++i]); break;
+                case "--phase-ms": phaseMs = Long.parseLong(args[++i]); break;
                 default: throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -98,7 +102,8 @@ public final class BenchServer {
         Tomcat.addServlet(app, "bench", new BenchServlet(filter)).addMapping("/app/*");
         FilterDef def = new FilterDef();
         def.setFilterName("context");
-        def.setFilter(new BenchFilter(filter));
+        BenchFilter contexts = new BenchFilter(filter);
+        def.setFilter(contexts);
         app.addFilterDef(def);
         FilterMap map = new FilterMap();
         map.setFilterName("context");
@@ -106,7 +111,8 @@ public final class BenchServer {
         app.addFilterMap(map);
 
         CountDownLatch stop = new CountDownLatch(1);
-        Tomcat.addServlet(app, "stats", new StatsServlet(samples)).addMapping("/admin/stats");
+        Phases phases = filter.contains("/") ? Phases.start(contexts, filter.split("/"), phaseMs) : null;
+        Tomcat.addServlet(app, "stats", new StatsServlet(samples, phases)).addMapping("/admin/stats");
         Tomcat.addServlet(app, "stop", new StopServlet(stop)).addMapping("/admin/stop");
 
         tomcat.start();
@@ -237,9 +243,11 @@ public final class BenchServer {
     private static final class StatsServlet extends HttpServlet {
         private static final long serialVersionUID = 1L;
         private final transient SampleCounter samples;
+        private final transient Phases phases;
 
-        StatsServlet(SampleCounter samples) {
+        StatsServlet(SampleCounter samples, Phases phases) {
             this.samples = samples;
+            this.phases = phases;
         }
 
         @Override
@@ -261,7 +269,8 @@ public final class BenchServer {
                     + ",\"loop_ns\":" + BenchServlet.LOOP_NS.sum() + ",\"loop_calls\":" + BenchServlet.LOOP_CALLS.sum()
                     + ",\"stream_samples\":" + (samples == null ? -1 : samples.count())
                     + (ContextTimes.ENABLED ? ",\"context_ns\":" + ContextTimes.json()
-                            + ",\"open_ns\":" + ContextTimes.openings() : "") + "}\n";
+                            + ",\"open_ns\":" + ContextTimes.openings() : "")
+                    + (phases == null ? "" : ",\"phases\":" + phases.json()) + "}\n";
             byte[] body = line.getBytes(StandardCharsets.US_ASCII);
             response.setContentType("application/json");
             response.setContentLength(body.length);

@@ -47,7 +47,7 @@ public final class BenchServlet extends HttpServlet {
     private final transient Labeler labeler;
 
     BenchServlet(String filter) {
-        this.labeler = filter.startsWith("pyroscope") ? Labeler.pyroscope() : null;
+        this.labeler = filter.contains("pyroscope") ? Labeler.pyroscope() : null;
     }
 
     static void shutdown() {
