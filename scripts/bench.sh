@@ -7,8 +7,9 @@
 #                               (embedded Tomcat under load, bench/server), an idle JVM's cost
 #                               (bench/idle). About 50 minutes.
 #   scripts/bench.sh --smoke    each harness for a few seconds (CI): < 3 minutes, no loom; the
-#                               server benchmark only JFR alone and jfrctx {endpoint, request}
-#                               on JDK 17, 1 s warm-up + 2 s each (≈ 20 s), no peer.
+#                               server benchmark only JFR alone, jfrctx {endpoint, request} and
+#                               jfrctx-ab (phases of 200 ms) on JDK 17, 1 s warm-up + 2 s each
+#                               (≈ 30 s), no peer.
 #
 # Other options: --no-jmh --no-overhead --no-criterion --no-loom --no-server --no-idle,
 # --jdks "17 25" (JMH JDKs), --rounds N (overhead and server rounds), --out DIR (default
@@ -17,7 +18,8 @@
 # --server-warmup S and --server-measure S (seconds per server JVM: 10 and 15 by default),
 # --server-period MS (ms between execution samples, every profiler: 10 by default),
 # --server-time-contexts (time the filter's context on the request thread, bench/server),
-# --server-phase-ms MS (phase length of the A/B configurations *-ab: 2000 by default).
+# --server-phase-ms MS (phase length of the A/B configurations *-ab: 2000 by default, 200 in
+# --smoke).
 # Environment: OVERHEAD_AGENT_OPTS (extra agent options for the overhead run, default
 # ring=4096), OVERHEAD_WORK (compute steps per context, default 6500 ≈ 17 µs of CPU here).
 #
@@ -48,7 +50,7 @@ server_warmup_opt=""
 server_measure_opt=""
 server_period=10
 server_time=()
-server_phase=2000
+server_phase=""
 jdks=""
 rounds=""
 out=""
@@ -83,10 +85,11 @@ if [ "$smoke" = 1 ]; then
     rounds="${rounds:-1}"
     warmup_s=1
     measure_s=2
-    server_configs="${server_configs:-jfr,jfrctx-request}"
+    server_configs="${server_configs:-jfr,jfrctx-request,jfrctx-ab}"
     server_setups="${server_setups:-17:platform}"
     server_warmup=1
     server_measure=2
+    server_phase_default=200
 else
     jdks="${jdks:-17 25}"
     rounds="${rounds:-3}"
@@ -96,7 +99,9 @@ else
     server_setups="${server_setups:-17:platform 21:virtual}"
     server_warmup=10
     server_measure=15
+    server_phase_default=2000
 fi
+server_phase="${server_phase:-$server_phase_default}"
 server_warmup="${server_warmup_opt:-$server_warmup}"
 server_measure="${server_measure_opt:-$server_measure}"
 work="${OVERHEAD_WORK:-6500}"
