@@ -373,9 +373,10 @@ def phase_pairs(phases, lo, hi):
         rate.append(rps(b) / ((rps(a0) + rps(a1)) / 2))
     pooled = {}
     for p in ps:
-        m = pooled.setdefault(p["mode"], {"cpu_ns": 0, "served": 0, "loop_ns": 0, "loop_calls": 0})
+        m = pooled.setdefault(p["mode"], {"cpu_ns": 0, "served": 0, "loop_ns": 0, "loop_calls": 0,
+                                          "jfrctx_ns": 0, "jfr_ns": 0})
         for k in m:
-            m[k] += p[k]
+            m[k] += p.get(k, 0)
     return {"a": a_mode, "cpu_ratio": cpu, "rps_ratio": rate, "pooled": pooled}
 
 
@@ -394,10 +395,11 @@ def summarize_phases(recs):
     lines = ["\nTwo filter modes A/B alternating in phases of one JVM (bench/server Phases.java): per "
              "run, B × A paired phase by phase (each B against the mean of the A on either side); "
              "mean ± 95 % interval and median over pairs; pooled = CPU per request of all B phases "
-             "over all A phases; /cpu loop µs per call in A and B (platform threads only)",
+             "over all A phases; /cpu loop µs per call in A and B (platform threads only); CPU of "
+             "the jfrctx-* and JFR threads per request in A and B (pooled, /proc schedstat)",
              "| configuration | JDK | threads | round | pairs | CPU/req B × A, mean ± CI | median | pooled "
-             "| req/s B × A, mean ± CI | /cpu loop µs A, B |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| req/s B × A, mean ± CI | /cpu loop µs A, B | jfrctx+JFR threads µs/req A, B |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rs:
         ph = r["phases"]
         m, ci = mean_ci(ph["cpu_ratio"])
@@ -411,6 +413,8 @@ def summarize_phases(recs):
 
         pooled = per(b, "cpu_ns", "served") / per(ph["a"], "cpu_ns", "served") if b else None
         loops = [per(k, "loop_ns", "loop_calls") for k in (ph["a"], b)]
+        prof = [(pool[k]["jfrctx_ns"] + pool[k]["jfr_ns"]) / pool[k]["served"] / 1e3
+                if k in pool and pool[k]["served"] else None for k in (ph["a"], b)]
         lines.append("| " + " | ".join([
             r["config"], r["jdk"], r["threads"], str(r["round"]), str(len(ph["cpu_ratio"])),
             f"{m:.4f} ± {ci:.4f}" if ci is not None else "—",
@@ -418,6 +422,7 @@ def summarize_phases(recs):
             f"{pooled:.4f}" if pooled else "—",
             f"{rm:.4f} ± {rci:.4f}" if rci is not None else "—",
             ", ".join(f"{x / 1e3:.0f}" if x else "—" for x in loops),
+            ", ".join(f"{x:.2f}" if x is not None else "—" for x in prof),
         ]) + " |")
     return lines
 

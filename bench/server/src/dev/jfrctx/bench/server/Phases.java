@@ -8,7 +8,8 @@ import java.util.List;
  * Phases of one JVM ({@code --filter A/B}): the filter runs mode A, then B, then A, ... for
  * {@code --phase-ms} each, and this thread records, per phase, the process CPU
  * ({@code OperatingSystemMXBean.getProcessCpuTime()}, nanoseconds), the requests that entered
- * the filter, the wall time, and the thread CPU spent inside {@code /app/cpu}'s loop. The harness
+ * the filter, the wall time, the thread CPU spent inside {@code /app/cpu}'s loop, and the CPU of
+ * the profilers' own threads ({@link ProfilerThreads}). The harness
  * ({@code run.py}) pairs each B phase with the A phases on either side: the JVM, its compiled
  * code, its heap and the machine's load are the same for both, so the ratio is what the filter's
  * mode B costs over mode A, free of the JVM-to-JVM spread that separate JVMs carry.
@@ -20,6 +21,7 @@ final class Phases implements Runnable {
     private final com.sun.management.OperatingSystemMXBean os =
             (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
     private final List<String> done = new ArrayList<>();
+    private final ProfilerThreads profilers = new ProfilerThreads();
 
     private Phases(BenchFilter filter, String[] names, long phaseMs) {
         this.filter = filter;
@@ -50,7 +52,8 @@ final class Phases implements Runnable {
             long[] end = now();
             String line = "{\"mode\":\"" + names[mode] + "\",\"start\":" + at[0] + ",\"ns\":" + (end[0] - at[0])
                     + ",\"cpu_ns\":" + (end[1] - at[1]) + ",\"served\":" + (end[2] - at[2])
-                    + ",\"loop_ns\":" + (end[3] - at[3]) + ",\"loop_calls\":" + (end[4] - at[4]) + "}";
+                    + ",\"loop_ns\":" + (end[3] - at[3]) + ",\"loop_calls\":" + (end[4] - at[4])
+                    + ",\"jfrctx_ns\":" + (end[5] - at[5]) + ",\"jfr_ns\":" + (end[6] - at[6]) + "}";
             synchronized (this) {
                 done.add(line);
             }
@@ -59,8 +62,9 @@ final class Phases implements Runnable {
     }
 
     private long[] now() {
+        long[] threads = profilers.cpuNs();
         return new long[] {System.nanoTime(), os.getProcessCpuTime(), BenchServer.SERVED.get(),
-            BenchServlet.LOOP_NS.sum(), BenchServlet.LOOP_CALLS.sum()};
+            BenchServlet.LOOP_NS.sum(), BenchServlet.LOOP_CALLS.sum(), threads[0], threads[1]};
     }
 
     /** The phases completed so far, as a JSON array. */
