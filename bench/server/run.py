@@ -374,7 +374,7 @@ def phase_pairs(phases, lo, hi):
     pooled = {}
     for p in ps:
         m = pooled.setdefault(p["mode"], {"cpu_ns": 0, "served": 0, "loop_ns": 0, "loop_calls": 0,
-                                          "jfrctx_ns": 0, "jfr_ns": 0})
+                                          "jfrctx_ns": 0, "jfr_ns": 0, "request_ns": 0, "gc_ns": 0})
         for k in m:
             m[k] += p.get(k, 0)
     return {"a": a_mode, "cpu_ratio": cpu, "rps_ratio": rate, "pooled": pooled}
@@ -396,10 +396,12 @@ def summarize_phases(recs):
              "run, B × A paired phase by phase (each B against the mean of the A on either side); "
              "mean ± 95 % interval and median over pairs; pooled = CPU per request of all B phases "
              "over all A phases; /cpu loop µs per call in A and B (platform threads only); CPU of "
-             "the jfrctx-* and JFR threads per request in A and B (pooled, /proc schedstat)",
+             "the jfrctx-* and JFR threads, of the request threads (virtual: their carriers) and of "
+             "the GC's per request in A and B (pooled, /proc schedstat; ThreadGroups.java)",
              "| configuration | JDK | threads | round | pairs | CPU/req B × A, mean ± CI | median | pooled "
-             "| req/s B × A, mean ± CI | /cpu loop µs A, B | jfrctx+JFR threads µs/req A, B |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| req/s B × A, mean ± CI | /cpu loop µs A, B | jfrctx+JFR threads µs/req A, B "
+             "| request threads µs/req A, B | GC µs/req A, B |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rs:
         ph = r["phases"]
         m, ci = mean_ci(ph["cpu_ratio"])
@@ -413,8 +415,9 @@ def summarize_phases(recs):
 
         pooled = per(b, "cpu_ns", "served") / per(ph["a"], "cpu_ns", "served") if b else None
         loops = [per(k, "loop_ns", "loop_calls") for k in (ph["a"], b)]
-        prof = [(pool[k]["jfrctx_ns"] + pool[k]["jfr_ns"]) / pool[k]["served"] / 1e3
-                if k in pool and pool[k]["served"] else None for k in (ph["a"], b)]
+        def us_per_req(*groups):
+            return ", ".join(f"{sum(pool[k][g] for g in groups) / pool[k]['served'] / 1e3:.2f}"
+                             if k in pool and pool[k]["served"] else "—" for k in (ph["a"], b))
         lines.append("| " + " | ".join([
             r["config"], r["jdk"], r["threads"], str(r["round"]), str(len(ph["cpu_ratio"])),
             f"{m:.4f} ± {ci:.4f}" if ci is not None else "—",
@@ -422,7 +425,9 @@ def summarize_phases(recs):
             f"{pooled:.4f}" if pooled else "—",
             f"{rm:.4f} ± {rci:.4f}" if rci is not None else "—",
             ", ".join(f"{x / 1e3:.0f}" if x else "—" for x in loops),
-            ", ".join(f"{x:.2f}" if x is not None else "—" for x in prof),
+            us_per_req("jfrctx_ns", "jfr_ns"),
+            us_per_req("request_ns"),
+            us_per_req("gc_ns"),
         ]) + " |")
     return lines
 

@@ -8,21 +8,26 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * CPU time of this JVM's profiler threads, from Linux's {@code /proc/self/task/TID/schedstat}
+ * CPU time of this JVM's threads by group, from Linux's {@code /proc/self/task/TID/schedstat}
  * (its first field: nanoseconds on a CPU), grouped by the thread's name as {@code run.py}'s
- * groups are: {@code jfrctx-*} (the agent's worker and its helpers) and {@code JFR *} (the JDK's
- * recorder, periodic and stream threads). A thread's name is read once, when it is first seen;
- * after that only the matching threads' {@code schedstat} is read. Threads that ended are no
- * longer counted; the profilers' threads live as long as the JVM.
+ * groups are ({@link #GROUPS}): the agent's threads, the JDK's JFR threads, the request threads
+ * (Tomcat's executor, or the carriers of its virtual threads) and the GC's. A thread's name is
+ * read once, when it is first seen; after that only the matching threads' {@code schedstat} is
+ * read. Threads that ended are no longer counted: every group here lives as long as the JVM
+ * (Tomcat's executor keeps its threads under a steady load).
  */
-final class ProfilerThreads {
+final class ThreadGroups {
     private static final Path TASKS = Path.of("/proc/self/task");
-    /** Thread id → group (0 jfrctx, 1 JFR, -1 neither). */
+    /** Group names, for the phases' JSON, and the name prefixes of their threads' comm. */
+    static final String[] GROUPS = {"jfrctx", "jfr", "request", "gc"};
+    private static final String[][] PREFIXES = {
+        {"jfrctx-"}, {"JFR "}, {"req-", "ForkJoinPool-"}, {"GC Thread", "G1 "}};
+    /** Thread id → group (an index of {@link #GROUPS}, -1 none). */
     private final Map<String, Integer> groups = new HashMap<>();
 
-    /** Nanoseconds on a CPU so far: {jfrctx threads, JFR threads}; zeros where /proc is absent. */
+    /** Nanoseconds on a CPU so far, by group; zeros where /proc is absent. */
     long[] cpuNs() {
-        long[] ns = new long[2];
+        long[] ns = new long[GROUPS.length];
         try (DirectoryStream<Path> tasks = Files.newDirectoryStream(TASKS)) {
             for (Path task : tasks) {
                 int g = groups.computeIfAbsent(task.getFileName().toString(), t -> groupOf(task));
@@ -39,7 +44,14 @@ final class ProfilerThreads {
     private static int groupOf(Path task) {
         try {
             String comm = Files.readString(task.resolve("comm"));
-            return comm.startsWith("jfrctx-") ? 0 : comm.startsWith("JFR ") ? 1 : -1;
+            for (int g = 0; g < PREFIXES.length; g++) {
+                for (String prefix : PREFIXES[g]) {
+                    if (comm.startsWith(prefix)) {
+                        return g;
+                    }
+                }
+            }
+            return -1;
         } catch (IOException e) {
             return -1;
         }
