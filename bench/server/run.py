@@ -415,6 +415,7 @@ def summarize_phases(recs):
 
         pooled = per(b, "cpu_ns", "served") / per(ph["a"], "cpu_ns", "served") if b else None
         loops = [per(k, "loop_ns", "loop_calls") for k in (ph["a"], b)]
+
         def us_per_req(*groups):
             return ", ".join(f"{sum(pool[k][g] for g in groups) / pool[k]['served'] / 1e3:.2f}"
                              if k in pool and pool[k]["served"] else "—" for k in (ph["a"], b))
