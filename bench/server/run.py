@@ -93,6 +93,9 @@ GROUPS = [  # (group, comm prefixes); /proc comm is the thread name cut to 15 by
     ("pyroscope", ("Pyroscope", "pyroscope", "async-profiler")),
 ]
 TICK = os.sysconf("SC_CLK_TCK")
+# The groups the A/B phases read per phase (ThreadGroups.java), from the table above.
+PHASE_GROUPS = ("jfrctx", "jfr", "request", "gc")
+PHASE_GROUPS_ARG = ";".join(f"{g}={'|'.join(p)}" for g, p in GROUPS if g in PHASE_GROUPS)
 
 
 def group_of(comm):
@@ -200,7 +203,7 @@ def one_run(args, cfg, setup, rnd):
         jfc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "diagnose.jfc")
         jvm.append(f"-XX:StartFlightRecording=settings={jfc},filename={os.path.join(args.out, f'server-{tag}.jfr')}")
     env = dict(os.environ)
-    app = ["--filter", filt, "--phase-ms", str(args.phase_ms)]
+    app = ["--filter", filt, "--phase-ms", str(args.phase_ms), "--phase-groups", PHASE_GROUPS_ARG]
     if threads == "virtual":
         app.append("--virtual")
     if profiler in JFR_STREAM:
@@ -373,10 +376,10 @@ def phase_pairs(phases, lo, hi):
         rate.append(rps(b) / ((rps(a0) + rps(a1)) / 2))
     pooled = {}
     for p in ps:
-        m = pooled.setdefault(p["mode"], {"cpu_ns": 0, "served": 0, "loop_ns": 0, "loop_calls": 0,
-                                          "jfrctx_ns": 0, "jfr_ns": 0, "request_ns": 0, "gc_ns": 0})
-        for k in m:
-            m[k] += p.get(k, 0)
+        m = pooled.setdefault(p["mode"], {})
+        for k, v in p.items():
+            if k not in ("mode", "start", "ns"):
+                m[k] = m.get(k, 0) + v
     return {"a": a_mode, "cpu_ratio": cpu, "rps_ratio": rate, "pooled": pooled}
 
 
@@ -411,13 +414,13 @@ def summarize_phases(recs):
         b = next((k for k in modes if k != ph["a"]), None)
 
         def per(k, num, den):
-            return pool[k][num] / pool[k][den] if k in pool and pool[k][den] else None
+            return pool[k].get(num, 0) / pool[k][den] if k in pool and pool[k].get(den) else None
 
         pooled = per(b, "cpu_ns", "served") / per(ph["a"], "cpu_ns", "served") if b else None
         loops = [per(k, "loop_ns", "loop_calls") for k in (ph["a"], b)]
 
         def us_per_req(*groups):
-            return ", ".join(f"{sum(pool[k][g] for g in groups) / pool[k]['served'] / 1e3:.2f}"
+            return ", ".join(f"{sum(pool[k].get(g, 0) for g in groups) / pool[k]['served'] / 1e3:.2f}"
                              if k in pool and pool[k]["served"] else "—" for k in (ph["a"], b))
         lines.append("| " + " | ".join([
             r["config"], r["jdk"], r["threads"], str(r["round"]), str(len(ph["cpu_ratio"])),

@@ -42,7 +42,7 @@ import org.apache.tomcat.util.descriptor.web.FilterMap;
  *   java [profiler options] -cp tomcat jars:jfrctx.jar:classes dev.jfrctx.bench.server.BenchServer
  *        --filter MODE|MODE/MODE   (off, snapshot, endpoint, request, pyroscope-endpoint,
  *                                   pyroscope-request; two alternate every --phase-ms, 2000)
- *        [--phase-ms N] [--virtual] [--jfr-stream PERIOD_MS] [--jfr-events cpu+alloc+lock+park+io]
+ *        [--phase-ms N] [--phase-groups name=prefix|prefix;...] [--virtual] [--jfr-stream PERIOD_MS] [--jfr-events cpu+alloc+lock+park+io]
  *        [--samples FILE] [--seconds N]
  * </pre>
  *
@@ -63,6 +63,7 @@ public final class BenchServer {
         String samplesFile = null;
         long seconds = 600;
         long phaseMs = 2000;
+        String phaseGroups = "";
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--filter": filter = args[++i]; break;
@@ -72,6 +73,7 @@ public final class BenchServer {
                 case "--samples": samplesFile = args[++i]; break;
                 case "--seconds": seconds = Long.parseLong(args[++i]); break;
                 case "--phase-ms": phaseMs = Long.parseLong(args[++i]); break;
+                case "--phase-groups": phaseGroups = args[++i]; break;
                 default: throw new IllegalArgumentException("unknown argument " + args[i]);
             }
         }
@@ -111,7 +113,8 @@ public final class BenchServer {
         app.addFilterMap(map);
 
         CountDownLatch stop = new CountDownLatch(1);
-        Phases phases = filter.contains("/") ? Phases.start(contexts, filter.split("/"), phaseMs) : null;
+        Phases phases = filter.contains("/")
+                ? Phases.start(contexts, filter.split("/"), phaseMs, new ThreadGroups(phaseGroups)) : null;
         Tomcat.addServlet(app, "stats", new StatsServlet(samples, phases)).addMapping("/admin/stats");
         Tomcat.addServlet(app, "stop", new StopServlet(stop)).addMapping("/admin/stop");
 
