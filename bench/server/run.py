@@ -94,7 +94,7 @@ GROUPS = [  # (group, comm prefixes); /proc comm is the thread name cut to 15 by
 ]
 TICK = os.sysconf("SC_CLK_TCK")
 # The groups the A/B phases read per phase (ThreadGroups.java), from the table above.
-PHASE_GROUPS = ("jfrctx", "jfr", "request", "gc")
+PHASE_GROUPS = ("jfrctx", "jfr", "request", "gc", "handoff", "refs", "jit", "tomcat_io")
 PHASE_GROUPS_ARG = ";".join(f"{g}={'|'.join(p)}" for g, p in GROUPS if g in PHASE_GROUPS)
 
 
@@ -400,11 +400,13 @@ def summarize_phases(recs):
              "mean ± 95 % interval and median over pairs; pooled = CPU per request of all B phases "
              "over all A phases; /cpu loop µs per call in A and B (platform threads only); CPU of "
              "the jfrctx-* and JFR threads, of the request threads (virtual: their carriers) and of "
-             "the GC's per request in A and B (pooled, /proc schedstat; ThreadGroups.java)",
+             "the GC's per request in A and B (pooled, /proc schedstat; ThreadGroups.java); B − A "
+             "per request by thread group, the rest being every other thread (the process's CPU "
+             "minus the groups read)",
              "| configuration | JDK | threads | round | pairs | CPU/req B × A, mean ± CI | median | pooled "
              "| req/s B × A, mean ± CI | /cpu loop µs A, B | jfrctx+JFR threads µs/req A, B "
-             "| request threads µs/req A, B | GC µs/req A, B |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| request threads µs/req A, B | GC µs/req A, B | B − A µs/req by group |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rs:
         ph = r["phases"]
         m, ci = mean_ci(ph["cpu_ratio"])
@@ -432,8 +434,23 @@ def summarize_phases(recs):
             us_per_req("jfrctx_ns", "jfr_ns"),
             us_per_req("request_ns"),
             us_per_req("gc_ns"),
+            group_deltas(pool, ph["a"], b),
         ]) + " |")
     return lines
+
+
+def group_deltas(pool, a, b):
+    """B − A in µs per request for each phase group and for the rest of the process."""
+    if not b or not all(pool.get(k, {}).get("served") for k in (a, b)):
+        return "—"
+
+    def per_req(k, key):
+        return pool[k].get(key, 0) / pool[k]["served"] / 1e3
+
+    def rest(k):
+        return per_req(k, "cpu_ns") - sum(per_req(k, f"{g}_ns") for g in PHASE_GROUPS)
+    parts = [f"{g} {per_req(b, f'{g}_ns') - per_req(a, f'{g}_ns'):+.2f}" for g in PHASE_GROUPS]
+    return ", ".join(parts + [f"rest {rest(b) - rest(a):+.2f}"])
 
 
 def med(xs):
