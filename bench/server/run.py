@@ -94,7 +94,8 @@ GROUPS = [  # (group, comm prefixes); /proc comm is the thread name cut to 15 by
 ]
 TICK = os.sysconf("SC_CLK_TCK")
 # The groups the A/B phases read per phase (ThreadGroups.java), from the table above.
-PHASE_GROUPS = ("jfrctx", "jfr", "request", "gc", "handoff", "refs", "jit", "tomcat_io")
+PHASE_GROUPS = (
+    "jfrctx", "jfr", "request", "gc", "handoff", "refs", "jit", "tomcat_io", "pyroscope")
 PHASE_GROUPS_ARG = ";".join(f"{g}={'|'.join(p)}" for g, p in GROUPS if g in PHASE_GROUPS)
 
 
