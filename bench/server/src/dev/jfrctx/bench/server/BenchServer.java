@@ -42,7 +42,8 @@ import org.apache.tomcat.util.descriptor.web.FilterMap;
  *   java [profiler options] -cp tomcat jars:jfrctx.jar:classes dev.jfrctx.bench.server.BenchServer
  *        --filter MODE|MODE/MODE   (off, snapshot, endpoint, request, pyroscope-endpoint,
  *                                   pyroscope-request; two alternate every --phase-ms, 2000)
- *        [--phase-ms N] [--phase-groups name=prefix|prefix;...] [--virtual] [--jfr-stream PERIOD_MS] [--jfr-events cpu+alloc+lock+park+io]
+ *        [--phase-ms N] [--phase-groups name=prefix|prefix;...] [--virtual]
+ *        [--jfr-stream PERIOD_MS] [--jfr-events cpu+alloc+lock+park+io]
  *        [--samples FILE] [--seconds N]
  * </pre>
  *

@@ -13,9 +13,10 @@ import java.util.Map;
  * {@code run.py}'s own table ({@code GROUPS}), passed as {@code --phase-groups
  * name=prefix|prefix;name=...}, so that phases and whole runs group threads alike. A thread's
  * name is read once, when it is first seen; after that only the matching threads'
- * {@code schedstat} is read. Threads that ended are no longer counted: the groups read here (the
- * agent's, JFR's, the request threads or their carriers, the GC's) live as long as the JVM under
- * a steady load.
+ * {@code schedstat} is read. A thread that ends keeps the CPU it had at its last read in its
+ * group (HotSpot starts and stops C2 compiler threads as the JIT's queue grows and shrinks, and a
+ * pool may retire idle threads): otherwise its whole life's CPU would leave its group in the
+ * phase it ended in. Only what it ran between that read and its end is lost.
  */
 final class ThreadGroups {
     private static final Path TASKS = Path.of("/proc/self/task");
@@ -23,11 +24,16 @@ final class ThreadGroups {
     private final String[][] prefixes;
     /** Thread id → group (an index of {@link #names}, -1 none). */
     private final Map<String, Integer> byThread = new HashMap<>();
+    /** Thread id → its CPU at the last read, for the threads of a group. */
+    private final Map<String, Long> lastNs = new HashMap<>();
+    /** By group: the CPU of its threads that ended, at their last read. */
+    private final long[] endedNs;
 
     /** {@code spec}: {@code name=prefix|prefix;name=...}; empty for no group. */
     ThreadGroups(String spec) {
         String[] groups = spec.isEmpty() ? new String[0] : spec.split(";");
         names = new String[groups.length];
+        endedNs = new long[groups.length];
         prefixes = new String[groups.length][];
         for (int g = 0; g < groups.length; g++) {
             int eq = groups[g].indexOf('=');
@@ -51,15 +57,29 @@ final class ThreadGroups {
         if (names.length == 0) {
             return ns;
         }
+        Map<String, Long> seen = new HashMap<>();
         try (DirectoryStream<Path> tasks = Files.newDirectoryStream(TASKS)) {
             for (Path task : tasks) {
-                int g = byThread.computeIfAbsent(task.getFileName().toString(), t -> groupOf(task));
+                String tid = task.getFileName().toString();
+                int g = byThread.computeIfAbsent(tid, t -> groupOf(task));
                 if (g >= 0) {
-                    ns[g] += onCpu(task);
+                    long cpu = onCpu(task, lastNs.getOrDefault(tid, 0L));
+                    seen.put(tid, cpu);
+                    ns[g] += cpu;
                 }
             }
         } catch (IOException | RuntimeException e) {
-            // not Linux, or /proc unreadable: the phases still have the process's CPU
+            return ns; // not Linux, or /proc unreadable: the phases still have the process's CPU
+        }
+        lastNs.forEach((tid, cpu) -> {
+            if (!seen.containsKey(tid)) {
+                endedNs[byThread.remove(tid)] += cpu;
+            }
+        });
+        lastNs.clear();
+        lastNs.putAll(seen);
+        for (int g = 0; g < ns.length; g++) {
+            ns[g] += endedNs[g];
         }
         return ns;
     }
@@ -80,12 +100,13 @@ final class ThreadGroups {
         }
     }
 
-    private static long onCpu(Path task) {
+    /** The task's CPU so far; {@code last} when it ended between the listing and the read. */
+    private static long onCpu(Path task, long last) {
         try {
             String s = Files.readString(task.resolve("schedstat"));
             return Long.parseLong(s.substring(0, s.indexOf(' ')));
         } catch (IOException | RuntimeException e) {
-            return 0; // the thread ended between the listing and the read
+            return last;
         }
     }
 }
